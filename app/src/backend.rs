@@ -1,0 +1,85 @@
+//! The seam between server functions (here, in `app`) and the chat service (in `server`).
+//!
+//! `app` must not know SQL or the runtime, so the server provides an implementation of
+//! [`ChatBackend`] as Leptos context, and the signed-in user as a request extension.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use leptos::prelude::*;
+
+use crate::error::AppError;
+use crate::model::{ConversationSummary, ConversationView, SessionView};
+
+/// The signed-in user, put into the request's extensions by the server's session middleware.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CurrentUser {
+    pub id: i64,
+    pub username: String,
+}
+
+/// A fresh session: the cookie value to hand to the browser.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub token: String,
+    pub max_age_seconds: i64,
+}
+
+#[async_trait]
+pub trait ChatBackend: Send + Sync + 'static {
+    async fn login(&self, username: &str, password: &str) -> Result<NewSession, AppError>;
+    async fn logout(&self, session_token: &str) -> Result<(), AppError>;
+    async fn session(&self, user: &CurrentUser) -> Result<SessionView, AppError>;
+    async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError>;
+    async fn create_conversation(&self, user: &CurrentUser) -> Result<String, AppError>;
+    async fn conversation(&self, user: &CurrentUser, id: &str) -> Result<ConversationView, AppError>;
+    async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
+}
+
+pub type Backend = Arc<dyn ChatBackend>;
+
+/// The name of the session cookie; the server's middleware reads it, `login` writes it.
+pub const SESSION_COOKIE: &str = "tourguide_session";
+
+pub fn backend() -> Result<Backend, AppError> {
+    use_context::<Backend>().ok_or(AppError::Internal)
+}
+
+pub fn current_user() -> Result<CurrentUser, AppError> {
+    use_context::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<CurrentUser>().cloned())
+        .ok_or(AppError::Unauthenticated)
+}
+
+/// The raw session token of this request, if it carries one.
+pub fn session_token() -> Option<String> {
+    let parts = use_context::<axum::http::request::Parts>()?;
+    let header = parts.headers.get(axum::http::header::COOKIE)?.to_str().ok()?;
+    header.split(';').find_map(|pair| {
+        let (name, value) = pair.trim().split_once('=')?;
+        (name == SESSION_COOKIE).then(|| value.to_string())
+    })
+}
+
+/// Sets the response status from the error, so callers without the UI (curl, tests, a plain form
+/// post) see a meaningful status code, and hands the error back.
+pub fn fail(error: AppError) -> AppError {
+    // A plain form post (no WASM) is answered with a redirect back to the page, which shows the
+    // error; a status here would replace that redirect.
+    let plain_form_post = use_context::<axum::http::request::Parts>().is_some_and(|parts| {
+        parts
+            .headers
+            .get(axum::http::header::ACCEPT)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.contains("text/html"))
+    });
+    if plain_form_post {
+        return error;
+    }
+    if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+        if let Ok(status) = axum::http::StatusCode::from_u16(error.status_code()) {
+            response.set_status(status);
+        }
+    }
+    error
+}

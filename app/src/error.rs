@@ -1,0 +1,47 @@
+//! The one error type the UI sees. Each variant maps to an HTTP status at the edge.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    #[error("Please sign in first")]
+    Unauthenticated,
+    #[error("The user name or password is wrong")]
+    BadCredentials,
+    #[error("Not found")]
+    NotFound,
+    #[error("{0}")]
+    Invalid(String),
+    #[error("The assistant is still working on this conversation")]
+    Busy,
+    #[error("Something went wrong on the server")]
+    Internal,
+    #[error("The request could not be completed: {0}")]
+    ServerFn(ServerFnErrorErr),
+}
+
+impl AppError {
+    pub fn status_code(&self) -> u16 {
+        match self {
+            AppError::Unauthenticated | AppError::BadCredentials => 401,
+            AppError::NotFound => 404,
+            AppError::Invalid(_) => 422,
+            AppError::Busy => 409,
+            AppError::Internal => 500,
+            AppError::ServerFn(ServerFnErrorErr::Args(_))
+            | AppError::ServerFn(ServerFnErrorErr::MissingArg(_))
+            | AppError::ServerFn(ServerFnErrorErr::Deserialization(_)) => 400,
+            AppError::ServerFn(_) => 500,
+        }
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::ServerFn(value)
+    }
+}

@@ -1,0 +1,133 @@
+//! Passwords, session tokens, and the middleware that puts the signed-in user on each request and
+//! refuses cross-site writes.
+
+use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use app::backend::{CurrentUser, SESSION_COOKIE};
+
+use crate::store::Store;
+
+pub const SESSION_SECONDS: i64 = 60 * 60 * 24 * 14;
+
+pub fn hash_password(password: &str) -> String {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .expect("argon2 hashing with default parameters cannot fail")
+        .to_string()
+}
+
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash)
+        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
+        .unwrap_or(false)
+}
+
+/// A random token for the cookie; only its hash is stored, so a leaked database opens no session.
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+pub fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+pub fn random_password() -> String {
+    let mut bytes = [0u8; 9];
+    rand::thread_rng().fill_bytes(&mut bytes);
+    hex::encode(bytes)
+}
+
+fn session_cookie(request: &Request) -> Option<String> {
+    request.headers().get_all(header::COOKIE).iter().find_map(|value| {
+        value.to_str().ok()?.split(';').find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == SESSION_COOKIE).then(|| value.to_string())
+        })
+    })
+}
+
+/// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
+/// user and send the visitor to the sign-in page without one; server functions answer 401 themselves.
+pub async fn sessions(State(store): State<Store>, mut request: Request, next: Next) -> Response {
+    let user = match session_cookie(&request) {
+        Some(token) => match store.user_for_session(&token_hash(&token)).await {
+            Ok(found) => found.map(|row| CurrentUser { id: row.id, username: row.username }),
+            Err(error) => {
+                tracing::error!(%error, "session lookup failed");
+                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+            }
+        },
+        None => None,
+    };
+    let path = request.uri().path();
+    let is_page = request.method() == Method::GET && (path == "/" || path.starts_with("/c/"));
+    if is_page && user.is_none() {
+        return Redirect::to("/login").into_response();
+    }
+    if path == "/login" && user.is_some() {
+        return Redirect::to("/").into_response();
+    }
+    if let Some(user) = user {
+        request.extensions_mut().insert(user);
+    }
+    next.run(request).await
+}
+
+/// Refuses state-changing requests that a browser sent from another site (CSRF). Browsers send
+/// `Origin` on every POST; a request without it did not come from a page elsewhere.
+pub async fn same_origin(request: Request<Body>, next: Next) -> Response {
+    let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if !safe {
+        let cross_site = request
+            .headers()
+            .get("sec-fetch-site")
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value == "cross-site");
+        let origin = request.headers().get(header::ORIGIN).and_then(|value| value.to_str().ok());
+        let host = request.headers().get(header::HOST).and_then(|value| value.to_str().ok());
+        let origin_mismatch = match (origin, host) {
+            (Some("null"), _) => true,
+            (Some(origin), Some(host)) => origin_host(origin) != Some(host),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if cross_site || origin_mismatch {
+            return (StatusCode::FORBIDDEN, "Cross-site request refused").into_response();
+        }
+    }
+    next.run(request).await
+}
+
+fn origin_host(origin: &str) -> Option<&str> {
+    origin.split_once("://").map(|(_, rest)| rest.trim_end_matches('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_verify_only_against_their_own_hash() {
+        let hash = hash_password("correct horse");
+        assert!(verify_password("correct horse", &hash));
+        assert!(!verify_password("wrong horse", &hash));
+        assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn origin_host_strips_the_scheme() {
+        assert_eq!(origin_host("http://127.0.0.1:3000"), Some("127.0.0.1:3000"));
+        assert_eq!(origin_host("garbage"), None);
+    }
+}

@@ -1,0 +1,155 @@
+//! The Tourguide server: configuration, database, chat service, worker, and the axum router that
+//! serves the Leptos app. `main.rs` only parses the configuration and calls [`serve`].
+
+pub mod auth;
+pub mod chat;
+pub mod config;
+pub mod store;
+pub mod worker;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use app::backend::Backend;
+use app::{shell, App};
+use axum::extract::FromRef;
+use axum::Router;
+use leptos::config::LeptosOptions;
+use leptos::prelude::provide_context;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use runtime::ModelProvider;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::chat::ChatService;
+use crate::config::Config;
+use crate::store::{Store, StoreError};
+use crate::worker::{Worker, WorkerHandle};
+
+/// Requests larger than this are refused before any handler reads them.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub store: Store,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {address}: {source}")]
+    Bind { address: SocketAddr, source: std::io::Error },
+}
+
+/// A server that is listening; dropping the shutdown sender or calling [`Running::stop`] ends it.
+pub struct Running {
+    pub address: SocketAddr,
+    pub store: Store,
+    shutdown: watch::Sender<bool>,
+    server: JoinHandle<()>,
+    worker: JoinHandle<()>,
+}
+
+impl Running {
+    pub async fn stop(self) {
+        let _ = self.shutdown.send(true);
+        let _ = self.server.await;
+        let _ = self.worker.await;
+    }
+
+    /// Waits until the server ends (it only ends on shutdown).
+    pub async fn wait(self) {
+        let _ = self.server.await;
+        let _ = self.worker.await;
+    }
+
+    pub fn shutdown_sender(&self) -> watch::Sender<bool> {
+        self.shutdown.clone()
+    }
+}
+
+pub fn router(state: AppState, backend: Backend) -> Router {
+    let routes = generate_route_list(App);
+    let options = state.leptos_options.clone();
+    Router::new()
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            move || provide_context(backend.clone()),
+            move || shell(options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))
+        .layer(axum::middleware::from_fn(auth::same_origin))
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// Creates the demo user on first start, so the embedded defaults give a usable app.
+pub async fn ensure_demo_user(store: &Store, password: Option<&str>) -> Result<(), StoreError> {
+    if store.count_users().await? > 0 {
+        return Ok(());
+    }
+    let (password, generated) = match password {
+        Some(password) => (password.to_string(), false),
+        None => (auth::random_password(), true),
+    };
+    store.create_user("demo", &auth::hash_password(&password)).await?;
+    if generated {
+        println!("Created the demo user. Sign in as 'demo' with the password '{password}' (shown only once).");
+    } else {
+        println!("Created the demo user 'demo' with the password from TOURGUIDE_DEMO_PASSWORD.");
+    }
+    Ok(())
+}
+
+/// Opens the database, starts the worker and the HTTP server, and returns once it listens.
+pub async fn serve(config: &Config, provider: Arc<dyn ModelProvider>) -> Result<Running, StartError> {
+    let store = Store::open(&config.database_path).await?;
+    // Jobs marked running belong to a process that is gone: this one has not started any yet.
+    let requeued = store.requeue_all_running_jobs().await?;
+    if requeued > 0 {
+        tracing::info!(requeued, "queued interrupted jobs again");
+    }
+    ensure_demo_user(&store, config.demo_password.as_deref()).await?;
+    serve_with_store(config, store, provider).await
+}
+
+pub async fn serve_with_store(
+    config: &Config,
+    store: Store,
+    provider: Arc<dyn ModelProvider>,
+) -> Result<Running, StartError> {
+    let leptos_options = LeptosOptions::builder()
+        .output_name("tourguide")
+        .site_root(config.site_root.clone())
+        .site_pkg_dir("pkg")
+        .site_addr(config.address)
+        .build();
+    let (shutdown, shutdown_receiver) = watch::channel(false);
+    let worker_handle = WorkerHandle::default();
+    let worker = Worker::new(store.clone(), provider.clone(), worker_handle.clone()).spawn(shutdown_receiver.clone());
+    let backend: Backend = Arc::new(ChatService::new(store.clone(), worker_handle, &provider));
+    let state = AppState { leptos_options, store: store.clone() };
+    let app = router(state, backend);
+
+    let listener = tokio::net::TcpListener::bind(config.address)
+        .await
+        .map_err(|source| StartError::Bind { address: config.address, source })?;
+    let address = listener.local_addr().map_err(|source| StartError::Bind { address: config.address, source })?;
+    let mut stop = shutdown_receiver;
+    let server = tokio::spawn(async move {
+        let result = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|stopped| *stopped).await;
+            })
+            .await;
+        if let Err(error) = result {
+            tracing::error!(%error, "server stopped with an error");
+        }
+    });
+    Ok(Running { address, store, shutdown, server, worker })
+}

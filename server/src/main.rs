@@ -1,0 +1,53 @@
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use server::config::{Config, ConfigError};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
+        )
+        .init();
+
+    let config = match Config::from_env_and_args(|key| std::env::var(key).ok(), std::env::args().skip(1)) {
+        Ok(config) => config,
+        Err(ConfigError::Help(text)) => {
+            println!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprintln!("tourguide: bad configuration: {error}");
+            return ExitCode::from(2);
+        }
+    };
+
+    let provider: Arc<dyn runtime::ModelProvider> = Arc::new(runtime::DemoProvider);
+    let running = match server::serve(&config, provider).await {
+        Ok(running) => running,
+        Err(error) => {
+            eprintln!("tourguide: cannot start: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    println!("Tourguide listens on http://{}", running.address);
+
+    let shutdown = running.shutdown_sender();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        let _ = shutdown.send(true);
+    });
+    #[cfg(unix)]
+    {
+        let shutdown = running.shutdown_sender();
+        tokio::spawn(async move {
+            if let Ok(mut terminate) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                terminate.recv().await;
+                let _ = shutdown.send(true);
+            }
+        });
+    }
+    running.wait().await;
+    ExitCode::SUCCESS
+}
