@@ -1,0 +1,48 @@
+import { expect, test } from "@playwright/test";
+import { signIn, waitForHydration, watchPageErrors } from "./helpers";
+
+test("the chat page renders on the server before any script runs", async ({ request }) => {
+  // Without a session the page redirects to sign-in; the sign-in page itself is server-rendered.
+  const response = await request.get("/login");
+  expect(response.status()).toBe(200);
+  const html = await response.text();
+  expect(html).toContain("<h1>Tourguide</h1>");
+  expect(html).toContain('name="username"');
+  expect(html).toContain("/pkg/tourguide.js");
+});
+
+test("sign in, start a conversation, send a message and see the demo reply", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await signIn(page);
+  await expect(page.locator(".topbar .badge")).toHaveText("Demo");
+
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await waitForHydration(page);
+
+  const box = page.getByLabel("Message");
+  await box.fill("Hello, tour guide");
+  await page.getByRole("button", { name: "Send" }).click();
+
+  const messages = page.locator(".messages .message");
+  await expect(messages.filter({ hasText: "Hello, tour guide" }).first()).toHaveClass(/user/);
+  // The reply arrives through the worker and polling, without a reload.
+  const reply = page.locator(".messages .message.assistant");
+  await expect(reply).toContainText("You said: \u201cHello, tour guide\u201d");
+  await expect(box).toHaveValue("");
+  // The first message names the conversation in the list.
+  await expect(page.locator(".conversation-list a[aria-current=page] .title")).toHaveText("Hello, tour guide");
+
+  await page.screenshot({ path: "screenshots/chat-demo-reply.png", fullPage: true });
+  expect(errors).toEqual([]);
+});
+
+test("a wrong password is refused with a message", async ({ page }) => {
+  await page.goto("/login");
+  await waitForHydration(page);
+  await page.getByLabel("User name").fill("demo");
+  await page.getByLabel("Password").fill("not the password");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await expect(page.getByRole("alert")).toHaveText("The user name or password is wrong");
+  await expect(page).toHaveURL(/\/login$/);
+});

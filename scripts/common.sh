@@ -1,0 +1,60 @@
+# Shared steps of scripts/run and scripts/test: install what is missing, then build.
+# Each install step checks first, so running it again costs only the checks.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+WASM_BINDGEN_VERSION="0.2.130"   # must equal the `wasm-bindgen = "=…"` pin in Cargo.toml
+export PATH="$ROOT/.tools/bin:$ROOT/end2end/node_modules/.bin:$PATH"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+ensure_wasm_target() {
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    step "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+ensure_wasm_bindgen() {
+  if [ "$("$ROOT/.tools/bin/wasm-bindgen" --version 2>/dev/null)" != "wasm-bindgen $WASM_BINDGEN_VERSION" ]; then
+    step "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION into .tools (about 2 minutes)"
+    # Without --locked: its lockfile names a webpki-roots release the registry here lacks.
+    cargo install --root "$ROOT/.tools" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  fi
+}
+
+ensure_chromium() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    step "installing Debian's chromium"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+  fi
+}
+
+ensure_npm_packages() {
+  if [ ! -x "$ROOT/end2end/node_modules/.bin/playwright" ] \
+     || [ "$ROOT/end2end/package-lock.json" -nt "$ROOT/end2end/node_modules/.package-lock.json" ]; then
+    step "installing the end-to-end test packages (npm ci)"
+    (cd "$ROOT/end2end" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
+  fi
+}
+
+# The steps cargo-leptos would take, without it: server, WASM frontend, bindings, CSS and assets.
+build_site() {
+  step "building the server"
+  cargo build -p server
+  step "building the WASM frontend"
+  cargo build -p frontend --lib --target wasm32-unknown-unknown
+  step "generating the JS bindings"
+  mkdir -p target/site/pkg
+  wasm-bindgen --target web --no-typescript --out-dir target/site/pkg --out-name tourguide \
+    target/wasm32-unknown-unknown/debug/frontend.wasm
+  cp style/main.css target/site/pkg/tourguide.css
+  cp -r public/. target/site/
+}
