@@ -13,6 +13,7 @@ use std::sync::Arc;
 use app::backend::Backend;
 use app::{shell, App};
 use axum::extract::FromRef;
+use axum::response::IntoResponse;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
@@ -82,10 +83,31 @@ pub fn router(state: AppState, backend: Backend) -> Router {
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn(framework_error_status))
         .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))
         .layer(axum::middleware::from_fn(auth::same_origin))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+/// Errors raised by the server-function framework itself (a missing or malformed argument) come
+/// out as 500; they are the client's fault, so the status is taken from the error they decode to.
+async fn framework_error_status(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let is_api = request.uri().path().starts_with("/api/");
+    let response = next.run(request).await;
+    if !is_api || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    if let Ok(error) = serde_json::from_slice::<app::error::AppError>(&bytes) {
+        if let Ok(status) = axum::http::StatusCode::from_u16(error.status_code()) {
+            parts.status = status;
+        }
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// Creates the demo user on first start, so the embedded defaults give a usable app.

@@ -43,7 +43,13 @@ impl Worker {
                 if *shutdown.borrow() {
                     break;
                 }
-                match self.run_once().await {
+                // On shutdown an in-flight job is abandoned, not awaited: its lease keeps it
+                // "running" and the next start queues it again.
+                let step = tokio::select! {
+                    step = self.run_once() => step,
+                    _ = shutdown.wait_for(|stopped| *stopped) => break,
+                };
+                match step {
                     Ok(true) => continue,
                     Ok(false) => {}
                     Err(error) => tracing::error!(%error, "worker step failed"),

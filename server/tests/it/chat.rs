@@ -1,0 +1,96 @@
+use std::sync::Arc;
+
+use crate::harness::{BrokenProvider, GatedProvider, TestServer};
+
+#[tokio::test]
+async fn a_message_is_answered_by_the_worker() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+
+    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "  Hello there  ")]).await;
+    assert_eq!(status, 200);
+
+    let conversation = client.settled_conversation(&id).await;
+    assert_eq!(conversation["status"], "idle");
+    assert_eq!(conversation["title"], "Hello there");
+    let messages = conversation["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["content"], "Hello there");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert!(messages[1]["content"].as_str().unwrap().contains("\u{201c}Hello there\u{201d}"));
+
+    let (_, list) = client.call_json("conversations", &[]).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["id"], id.as_str());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_second_message_while_the_assistant_works_is_refused_as_busy() {
+    let provider = GatedProvider::new();
+    let server = TestServer::start_with(provider.clone()).await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+
+    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
+    assert_eq!(status, 200);
+    let (status, error) = client.call_json("send_message", &[("conversation_id", &id), ("content", "second")]).await;
+    assert_eq!(status, 409, "{error}");
+    assert_eq!(error, serde_json::json!("Busy"));
+
+    let (_, conversation) = client.conversation(&id).await;
+    assert_eq!(conversation["status"], "processing");
+    assert_eq!(conversation["messages"].as_array().unwrap().len(), 1, "the refused message is not stored");
+
+    provider.gate.add_permits(1);
+    let conversation = client.settled_conversation(&id).await;
+    assert_eq!(conversation["messages"][1]["content"], "released after 1 messages");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_provider_failure_fails_the_turn_with_a_plain_sentence() {
+    let server = TestServer::start_with(Arc::new(BrokenProvider)).await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    client.call_json("send_message", &[("conversation_id", &id), ("content", "hi")]).await;
+
+    let conversation = client.settled_conversation(&id).await;
+    assert_eq!(conversation["status"], "failed");
+    let error = conversation["error"].as_str().unwrap();
+    assert!(error.contains("could not be reached"), "{error}");
+    assert!(!error.contains("10.1.2.3") && !error.contains("secret"), "internals leak: {error}");
+
+    // A failed conversation takes a new message (the retry).
+    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "again")]).await;
+    assert_eq!(status, 200);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn bad_messages_get_a_clear_error_and_change_nothing() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+
+    let (status, error) = client.call_json("send_message", &[("conversation_id", &id), ("content", "   ")]).await;
+    assert_eq!(status, 422);
+    assert_eq!(error, serde_json::json!({ "Invalid": "The message is empty" }));
+
+    let long = "x".repeat(server::chat::MAX_MESSAGE_CHARS + 1);
+    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", &long)]).await;
+    assert_eq!(status, 422);
+
+    let (status, _) = client.call_json("send_message", &[("conversation_id", &id)]).await;
+    assert_eq!(status, 400, "a missing argument is a malformed request");
+
+    let (status, _) = client.call_json("send_message", &[("conversation_id", "no-such-id"), ("content", "hi")]).await;
+    assert_eq!(status, 404);
+
+    let (_, conversation) = client.conversation(&id).await;
+    assert_eq!(conversation["status"], "idle");
+    assert!(conversation["messages"].as_array().unwrap().is_empty());
+    server.stop().await;
+}

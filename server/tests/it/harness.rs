@@ -1,0 +1,164 @@
+//! Starts a real server on a free loopback port with its own database file.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use runtime::{Completion, CompletionRequest, ModelProvider, ProviderError};
+use serde_json::Value;
+use server::config::Config;
+use server::store::Store;
+use server::Running;
+use tokio::sync::Semaphore;
+
+pub const PASSWORD: &str = "test-password";
+
+pub struct TestServer {
+    pub running: Option<Running>,
+    pub base: String,
+    pub dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        Self::start_with(Arc::new(runtime::DemoProvider)).await
+    }
+
+    pub async fn start_with(provider: Arc<dyn ModelProvider>) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        Self::start_in(dir, provider).await
+    }
+
+    pub async fn start_in(dir: tempfile::TempDir, provider: Arc<dyn ModelProvider>) -> TestServer {
+        let config = Config {
+            database_path: dir.path().join("test.db"),
+            address: "127.0.0.1:0".parse().unwrap(),
+            site_root: dir.path().join("site").display().to_string(),
+            demo_password: Some(PASSWORD.to_string()),
+        };
+        let running = server::serve(&config, provider).await.expect("server starts");
+        let base = format!("http://{}", running.address);
+        TestServer { running: Some(running), base, dir }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.running.as_ref().unwrap().store
+    }
+
+    pub async fn stop(mut self) -> tempfile::TempDir {
+        self.running.take().unwrap().stop().await;
+        self.dir
+    }
+
+    pub fn client(&self) -> Client {
+        Client {
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: self.base.clone(),
+        }
+    }
+
+    pub async fn signed_in(&self, username: &str) -> Client {
+        if username != "demo" {
+            let hash = server::auth::hash_password(PASSWORD);
+            self.store().create_user(username, &hash).await.unwrap();
+        }
+        let client = self.client();
+        let response = client.call("login", &[("username", username), ("password", PASSWORD)]).await;
+        assert!(response.status().is_success() || response.status().is_redirection(), "{}", response.status());
+        client
+    }
+}
+
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+}
+
+impl Client {
+    /// Calls a server function the way the WASM client does: a form-encoded POST to /api/NAME.
+    pub async fn call(&self, name: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        self.http.post(format!("{}/api/{name}", self.base)).form(form).send().await.unwrap()
+    }
+
+    pub async fn call_json(&self, name: &str, form: &[(&str, &str)]) -> (u16, Value) {
+        let response = self.call(name, form).await;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    }
+
+    pub async fn create_conversation(&self) -> String {
+        let (status, value) = self.call_json("create_conversation", &[]).await;
+        assert!(status < 400, "create failed: {status} {value}");
+        value.as_str().expect("the id").to_string()
+    }
+
+    pub async fn conversation(&self, id: &str) -> (u16, Value) {
+        self.call_json("conversation", &[("id", id)]).await
+    }
+
+    /// Polls until the conversation leaves `processing`, as the page does.
+    pub async fn settled_conversation(&self, id: &str) -> Value {
+        for _ in 0..200 {
+            let (status, value) = self.conversation(id).await;
+            assert_eq!(status, 200, "{value}");
+            if value["status"] != "processing" {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("conversation {id} never settled");
+    }
+}
+
+/// A provider that answers only when the test lets it, so a turn can be held in flight.
+pub struct GatedProvider {
+    pub gate: Semaphore,
+}
+
+impl GatedProvider {
+    pub fn new() -> Arc<GatedProvider> {
+        Arc::new(GatedProvider { gate: Semaphore::new(0) })
+    }
+}
+
+#[async_trait]
+impl ModelProvider for GatedProvider {
+    fn label(&self) -> String {
+        "Gated test model".into()
+    }
+
+    fn is_demo(&self) -> bool {
+        false
+    }
+
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ProviderError> {
+        let permit = self.gate.acquire().await.map_err(|_| ProviderError::Connection("closed".into()))?;
+        permit.forget();
+        let turns = request.messages.len();
+        Ok(Completion { content: format!("released after {turns} messages"), tool_calls: Vec::new() })
+    }
+}
+
+/// A provider whose service is down.
+pub struct BrokenProvider;
+
+#[async_trait]
+impl ModelProvider for BrokenProvider {
+    fn label(&self) -> String {
+        "Broken test model".into()
+    }
+
+    fn is_demo(&self) -> bool {
+        false
+    }
+
+    async fn complete(&self, _request: CompletionRequest) -> Result<Completion, ProviderError> {
+        Err(ProviderError::Connection("connection refused by 10.1.2.3:443 (secret detail)".into()))
+    }
+}

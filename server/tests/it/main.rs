@@ -1,0 +1,6 @@
+//! Story tests over real HTTP on 127.0.0.1 against a real SQLite file.
+
+mod harness;
+mod chat;
+mod security;
+mod startup;
