@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod error;
+pub mod input_form;
 pub mod model;
 pub mod pages;
 

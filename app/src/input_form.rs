@@ -1,0 +1,348 @@
+//! `InputPauseForm`: how a question's JSON Schema is shown (reply buttons, a small form, or a plain
+//! "cannot show this"), and the chat's own check of an answer against it.
+//!
+//! One module for both sides: the server checks an answer with exactly the reading the browser
+//! rendered the buttons from. The runtime validates structure only; membership in the offered
+//! options and the type of a form field are checked here, before anything is recorded.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChoiceOption {
+    /// The value submitted for this option, with its JSON type (1 and "1" are different options).
+    pub value: Value,
+    pub label: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub question: String,
+    pub property: String,
+    pub options: Vec<ChoiceOption>,
+    /// The property typed text goes into; `None` when typed text is a message of its own.
+    pub free_text_property: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldKind {
+    Text,
+    Integer,
+    Number,
+    Boolean,
+    Select,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormField {
+    pub name: String,
+    pub label: String,
+    pub kind: FieldKind,
+    pub required: bool,
+    pub options: Vec<ChoiceOption>,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Form {
+    pub question: String,
+    pub fields: Vec<FormField>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InputPauseForm {
+    Choice(Choice),
+    Form(Form),
+    Unsupported { question: String },
+}
+
+/// What the reader sent: a button, typed text, or a filled form. Exactly one of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputAnswer {
+    Choice(Value),
+    FreeText(String),
+    Fields(Map<String, Value>),
+}
+
+/// An answer that fits: the values for the runtime, and the line shown in the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptedAnswer {
+    pub data: Map<String, Value>,
+    pub display: String,
+}
+
+/// The words for a boolean answer in the transcript, in the reader's language.
+#[derive(Debug, Clone, Copy)]
+pub struct YesNo<'a> {
+    pub yes: &'a str,
+    pub no: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("This answer does not fit the question")]
+pub struct AnswerNotOffered;
+
+impl InputPauseForm {
+    pub fn parse(schema: &Value) -> InputPauseForm {
+        let question_of_schema = text_field(schema, "title").or_else(|| text_field(schema, "description"));
+        let unsupported =
+            || InputPauseForm::Unsupported { question: question_of_schema.clone().unwrap_or_default() };
+
+        let Some(schema) = schema.as_object() else { return unsupported() };
+        if schema.get("type").is_some_and(|kind| kind != "object") {
+            return unsupported();
+        }
+        let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return unsupported() };
+        if properties.is_empty() {
+            return unsupported();
+        }
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+
+        let mut read = Vec::with_capacity(properties.len());
+        for (name, property) in properties {
+            let Some(property) = property.as_object() else { return unsupported() };
+            let Some(reading) = PropertyReading::of(property) else { return unsupported() };
+            read.push((name.clone(), property, reading, required.contains(&name.as_str())));
+        }
+
+        let with_options: Vec<usize> =
+            read.iter().enumerate().filter(|(_, (_, _, reading, _))| reading.options.is_some()).map(|(i, _)| i).collect();
+        if let [choice_index] = with_options[..] {
+            let others: Vec<usize> = (0..read.len()).filter(|i| *i != choice_index).collect();
+            let free_text = match others[..] {
+                [] => Some(None),
+                [other] if read[other].2.is_free_text && !read[other].3 => Some(Some(read[other].0.clone())),
+                _ => None,
+            };
+            if let Some(free_text) = free_text {
+                let (name, property, reading, choice_required) = &read[choice_index];
+                let question = question_of_schema
+                    .clone()
+                    .or_else(|| text_field_of(property, "title"))
+                    .or_else(|| text_field_of(property, "description"))
+                    .unwrap_or_default();
+                return InputPauseForm::Choice(Choice {
+                    question,
+                    property: name.clone(),
+                    options: reading.options.clone().unwrap_or_default(),
+                    // Text alone would not validate while the choice is required.
+                    free_text_property: if *choice_required { None } else { free_text },
+                });
+            }
+        }
+
+        let fields = read
+            .into_iter()
+            .map(|(name, property, reading, required)| FormField {
+                label: text_field_of(property, "title").unwrap_or_else(|| label_from_name(&name)),
+                description: text_field_of(property, "description"),
+                kind: if reading.options.is_some() { FieldKind::Select } else { reading.kind },
+                options: reading.options.unwrap_or_default(),
+                required,
+                name,
+            })
+            .collect();
+        InputPauseForm::Form(Form { question: question_of_schema.unwrap_or_default(), fields })
+    }
+
+    pub fn question(&self) -> &str {
+        match self {
+            InputPauseForm::Choice(choice) => &choice.question,
+            InputPauseForm::Form(form) => &form.question,
+            InputPauseForm::Unsupported { question } => question,
+        }
+    }
+
+    /// Typed text is an answer only where the question takes free text; elsewhere it is a message
+    /// of its own that leaves the question unanswered.
+    pub fn takes_free_text(&self) -> bool {
+        matches!(self, InputPauseForm::Choice(Choice { free_text_property: Some(_), .. }))
+    }
+
+    /// Checks an answer against the question as it stands.
+    pub fn check(&self, answer: &InputAnswer, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerNotOffered> {
+        match (self, answer) {
+            (InputPauseForm::Choice(choice), InputAnswer::Choice(value)) => {
+                let option = choice.options.iter().find(|option| same_value(&option.value, value)).ok_or(AnswerNotOffered)?;
+                Ok(AcceptedAnswer {
+                    data: Map::from_iter([(choice.property.clone(), option.value.clone())]),
+                    display: option.label.clone(),
+                })
+            }
+            (InputPauseForm::Choice(choice), InputAnswer::FreeText(text)) => {
+                let property = choice.free_text_property.as_ref().ok_or(AnswerNotOffered)?;
+                let text = text.trim();
+                if text.is_empty() {
+                    return Err(AnswerNotOffered);
+                }
+                Ok(AcceptedAnswer {
+                    data: Map::from_iter([(property.clone(), Value::String(text.to_string()))]),
+                    display: text.to_string(),
+                })
+            }
+            (InputPauseForm::Form(form), InputAnswer::Fields(values)) => check_form(form, values, words),
+            _ => Err(AnswerNotOffered),
+        }
+    }
+}
+
+fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerNotOffered> {
+    let mut data = Map::new();
+    let mut lines = Vec::new();
+    for field in &form.fields {
+        let given = values.get(&field.name).filter(|value| !value.is_null() && *value != "");
+        let Some(given) = given else {
+            if field.required {
+                return Err(AnswerNotOffered);
+            }
+            continue;
+        };
+        let (value, shown) = coerce(field, given, words).ok_or(AnswerNotOffered)?;
+        lines.push(format!("{}: {}", field.label, shown));
+        data.insert(field.name.clone(), value);
+    }
+    if data.is_empty() {
+        return Err(AnswerNotOffered);
+    }
+    Ok(AcceptedAnswer { data, display: lines.join("\n") })
+}
+
+/// The value in the schema's type, and how it reads in the transcript.
+fn coerce(field: &FormField, given: &Value, words: YesNo<'_>) -> Option<(Value, String)> {
+    match field.kind {
+        FieldKind::Select => {
+            let option = field.options.iter().find(|option| same_value(&option.value, given))?;
+            Some((option.value.clone(), option.label.clone()))
+        }
+        FieldKind::Integer => match given {
+            Value::Number(number) if number.is_i64() || number.is_u64() => Some((given.clone(), number.to_string())),
+            Value::String(text) => {
+                let text = text.trim();
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+                    return None;
+                }
+                let number: i64 = text.parse().ok()?;
+                Some((Value::from(number), number.to_string()))
+            }
+            _ => None,
+        },
+        FieldKind::Number => match given {
+            Value::Number(number) => Some((given.clone(), number.to_string())),
+            Value::String(text) => {
+                let text = text.trim();
+                let number: f64 = text.parse().ok().filter(|number: &f64| number.is_finite())?;
+                Some((Value::from(number), text.to_string()))
+            }
+            _ => None,
+        },
+        FieldKind::Boolean => match given {
+            Value::Bool(flag) => Some((given.clone(), if *flag { words.yes } else { words.no }.to_string())),
+            _ => None,
+        },
+        FieldKind::Text => {
+            let text = given.as_str()?.trim();
+            (!text.is_empty()).then(|| (Value::String(text.to_string()), text.to_string()))
+        }
+    }
+}
+
+/// Strict equality, but numbers by value: 1 and 1.0 are the same option, 1 and "1" are not.
+fn same_value(offered: &Value, given: &Value) -> bool {
+    match (offered, given) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        _ => offered == given,
+    }
+}
+
+struct PropertyReading {
+    options: Option<Vec<ChoiceOption>>,
+    kind: FieldKind,
+    is_free_text: bool,
+}
+
+impl PropertyReading {
+    /// `None` when the property cannot be offered at all.
+    fn of(property: &Map<String, Value>) -> Option<PropertyReading> {
+        let declares_options = ["enum", "oneOf", "anyOf"].iter().any(|key| property.contains_key(*key));
+        if declares_options {
+            // Options that cannot be read cannot be offered: typed text would never be one of them.
+            let options = read_options(property)?;
+            return Some(PropertyReading { options: Some(options), kind: FieldKind::Select, is_free_text: false });
+        }
+        let kind = match scalar_type(property.get("type"))? {
+            "string" => FieldKind::Text,
+            "integer" => FieldKind::Integer,
+            "number" => FieldKind::Number,
+            "boolean" => FieldKind::Boolean,
+            _ => return None,
+        };
+        let is_free_text = kind == FieldKind::Text && !property.contains_key("const");
+        Some(PropertyReading { options: None, kind, is_free_text })
+    }
+}
+
+fn scalar_type(kind: Option<&Value>) -> Option<&str> {
+    match kind {
+        None => Some("string"),
+        Some(Value::String(kind)) => Some(kind),
+        Some(Value::Array(kinds)) => kinds.iter().filter_map(Value::as_str).find(|kind| *kind != "null"),
+        Some(_) => None,
+    }
+}
+
+fn read_options(property: &Map<String, Value>) -> Option<Vec<ChoiceOption>> {
+    if let Some(values) = property.get("enum") {
+        let values = values.as_array().filter(|values| !values.is_empty())?;
+        return values
+            .iter()
+            .map(|value| scalar_label(value).map(|label| ChoiceOption { value: value.clone(), label }))
+            .collect();
+    }
+    let branches = property.get("oneOf").or_else(|| property.get("anyOf"))?.as_array().filter(|b| !b.is_empty())?;
+    branches
+        .iter()
+        .map(|branch| {
+            let value = branch.get("const")?;
+            let fallback = scalar_label(value)?;
+            let label = text_field(branch, "title").unwrap_or(fallback);
+            Some(ChoiceOption { value: value.clone(), label })
+        })
+        .collect()
+}
+
+fn scalar_label(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        _ => None,
+    }
+}
+
+fn text_field(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty()).map(str::to_string)
+}
+
+fn text_field_of(map: &Map<String, Value>, key: &str) -> Option<String> {
+    map.get(key).and_then(Value::as_str).map(str::trim).filter(|text| !text.is_empty()).map(str::to_string)
+}
+
+fn label_from_name(name: &str) -> String {
+    let spaced = name.replace('_', " ");
+    let mut characters = spaced.chars();
+    match characters.next() {
+        Some(first) => first.to_uppercase().chain(characters).collect(),
+        None => spaced,
+    }
+}
+
+#[cfg(test)]
+mod tests;

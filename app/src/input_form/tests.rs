@@ -1,0 +1,243 @@
+use serde_json::{json, Map, Value};
+
+use super::*;
+
+const GERMAN: YesNo<'static> = YesNo { yes: "Ja", no: "Nein" };
+
+fn start_schema(required: &[&str]) -> Value {
+    json!({
+        "type": "object",
+        "title": "Mit welchem Punkt soll ich beginnen?",
+        "properties": {
+            "start": { "type": "string", "oneOf": [
+                { "const": "meta", "title": "Meta Description" },
+                { "const": "headings", "title": "Überschriften" },
+                { "const": "images", "title": "Alternativtexte" }
+            ]},
+            "comment": { "type": "string" }
+        },
+        "required": required
+    })
+}
+
+fn choice(schema: &Value) -> Choice {
+    match InputPauseForm::parse(schema) {
+        InputPauseForm::Choice(choice) => choice,
+        other => panic!("expected a choice, got {other:?}"),
+    }
+}
+
+fn form(schema: &Value) -> Form {
+    match InputPauseForm::parse(schema) {
+        InputPauseForm::Form(form) => form,
+        other => panic!("expected a form, got {other:?}"),
+    }
+}
+
+fn fields(value: Value) -> InputAnswer {
+    InputAnswer::Fields(value.as_object().cloned().unwrap_or_default())
+}
+
+#[test]
+fn labelled_options_become_buttons_in_their_order() {
+    let choice = choice(&start_schema(&[]));
+    assert_eq!(choice.question, "Mit welchem Punkt soll ich beginnen?");
+    assert_eq!(choice.property, "start");
+    let labels: Vec<&str> = choice.options.iter().map(|option| option.label.as_str()).collect();
+    assert_eq!(labels, ["Meta Description", "Überschriften", "Alternativtexte"]);
+    assert_eq!(choice.free_text_property.as_deref(), Some("comment"));
+}
+
+#[test]
+fn a_button_answers_with_its_value_and_shows_its_label() {
+    let form = InputPauseForm::parse(&start_schema(&[]));
+    let accepted = form.check(&InputAnswer::Choice(json!("meta")), GERMAN).unwrap();
+    assert_eq!(Value::Object(accepted.data), json!({ "start": "meta" }));
+    assert_eq!(accepted.display, "Meta Description");
+}
+
+#[test]
+fn a_value_that_was_not_offered_is_refused() {
+    let form = InputPauseForm::parse(&start_schema(&[]));
+    assert_eq!(form.check(&InputAnswer::Choice(json!("delete everything")), GERMAN), Err(AnswerNotOffered));
+}
+
+#[test]
+fn a_value_of_another_type_is_refused() {
+    let form = InputPauseForm::parse(&json!({ "type": "object", "properties": { "n": { "enum": [1, 2] } } }));
+    assert_eq!(form.check(&InputAnswer::Choice(json!("1")), GERMAN), Err(AnswerNotOffered));
+    let accepted = form.check(&InputAnswer::Choice(json!(1)), GERMAN).unwrap();
+    assert_eq!(Value::Object(accepted.data), json!({ "n": 1 }));
+    assert_eq!(accepted.display, "1");
+}
+
+#[test]
+fn typed_text_goes_into_the_free_text_property() {
+    let form = InputPauseForm::parse(&start_schema(&[]));
+    assert!(form.takes_free_text());
+    let accepted = form.check(&InputAnswer::FreeText("  Erst die Bilder, bitte.  ".into()), GERMAN).unwrap();
+    assert_eq!(Value::Object(accepted.data), json!({ "comment": "Erst die Bilder, bitte." }));
+    assert_eq!(accepted.display, "Erst die Bilder, bitte.");
+}
+
+#[test]
+fn empty_free_text_is_no_answer() {
+    let form = InputPauseForm::parse(&start_schema(&[]));
+    assert_eq!(form.check(&InputAnswer::FreeText("   ".into()), GERMAN), Err(AnswerNotOffered));
+}
+
+#[test]
+fn a_required_choice_offers_no_free_text_answer() {
+    let parsed = InputPauseForm::parse(&start_schema(&["start"]));
+    assert_eq!(choice(&start_schema(&["start"])).free_text_property, None);
+    assert!(!parsed.takes_free_text());
+    assert_eq!(parsed.check(&InputAnswer::FreeText("Erst die Bilder".into()), GERMAN), Err(AnswerNotOffered));
+}
+
+#[test]
+fn a_plain_enum_is_a_choice_labelled_with_its_values() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "language": { "type": "string", "enum": ["Deutsch", "English"], "description": "Welche Sprache?" } },
+        "required": ["language"]
+    });
+    let choice = choice(&schema);
+    assert_eq!(choice.question, "Welche Sprache?");
+    let labels: Vec<&str> = choice.options.iter().map(|option| option.label.as_str()).collect();
+    assert_eq!(labels, ["Deutsch", "English"]);
+    assert_eq!(choice.free_text_property, None);
+}
+
+#[test]
+fn a_required_free_text_property_makes_a_form() {
+    let form = form(&start_schema(&["comment"]));
+    let kinds: Vec<FieldKind> = form.fields.iter().map(|field| field.kind).collect();
+    assert_eq!(kinds, [FieldKind::Select, FieldKind::Text]);
+}
+
+#[test]
+fn two_choice_properties_make_a_form() {
+    let form = form(&json!({
+        "type": "object",
+        "properties": { "a": { "enum": ["x", "y"] }, "b": { "enum": ["z"] } }
+    }));
+    let kinds: Vec<FieldKind> = form.fields.iter().map(|field| field.kind).collect();
+    assert_eq!(kinds, [FieldKind::Select, FieldKind::Select]);
+}
+
+#[test]
+fn a_schema_the_chat_cannot_offer_is_unsupported() {
+    let schemas = [
+        json!({ "type": "object", "properties": {} }),
+        json!({ "type": "object" }),
+        json!({ "type": "string" }),
+        json!({ "type": "object", "properties": { "nested": { "type": "object" } } }),
+        json!({ "type": "object", "properties": { "list": { "type": "array" } } }),
+        json!({ "type": "object", "properties": { "pick": { "enum": [{ "a": 1 }, { "b": 2 }] } } }),
+        json!({ "type": "object", "properties": { "pick": { "oneOf": [{ "title": "no const" }] } } }),
+        json!("not even an object"),
+    ];
+    for schema in schemas {
+        let parsed = InputPauseForm::parse(&schema);
+        assert!(matches!(parsed, InputPauseForm::Unsupported { .. }), "{schema} gave {parsed:?}");
+        assert_eq!(parsed.check(&InputAnswer::Choice(json!("a")), GERMAN), Err(AnswerNotOffered));
+        assert_eq!(parsed.check(&InputAnswer::FreeText("a".into()), GERMAN), Err(AnswerNotOffered));
+        assert_eq!(parsed.check(&fields(json!({ "nested": "a" })), GERMAN), Err(AnswerNotOffered));
+    }
+}
+
+#[test]
+fn an_unsupported_question_keeps_its_wording() {
+    let parsed = InputPauseForm::parse(&json!({ "type": "string", "title": "Upload a file" }));
+    assert_eq!(parsed.question(), "Upload a file");
+}
+
+fn page_form_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "title": { "type": "string", "title": "Seitentitel" },
+            "count": { "type": "integer" },
+            "ratio": { "type": "number" },
+            "hidden": { "type": "boolean", "title": "Verborgen" },
+            "layout": { "enum": ["wide", "narrow"] },
+            "site_note": { "type": ["string", "null"] }
+        },
+        "required": ["title"]
+    })
+}
+
+#[test]
+fn a_form_has_one_field_per_property() {
+    let form = form(&page_form_schema());
+    let kinds: Vec<FieldKind> = form.fields.iter().map(|field| field.kind).collect();
+    assert_eq!(
+        kinds,
+        [FieldKind::Text, FieldKind::Integer, FieldKind::Number, FieldKind::Boolean, FieldKind::Select, FieldKind::Text]
+    );
+    let labels: Vec<&str> = form.fields.iter().map(|field| field.label.as_str()).collect();
+    assert_eq!(labels, ["Seitentitel", "Count", "Ratio", "Verborgen", "Layout", "Site note"]);
+    let required: Vec<bool> = form.fields.iter().map(|field| field.required).collect();
+    assert_eq!(required, [true, false, false, false, false, false]);
+}
+
+#[test]
+fn a_form_answer_is_coerced_to_the_schemas_types() {
+    let parsed = InputPauseForm::parse(&page_form_schema());
+    let answer = fields(json!({
+        "title": " Über uns ", "count": "3", "ratio": "0.5", "hidden": false, "layout": "wide", "unknown": "dropped"
+    }));
+    let accepted = parsed.check(&answer, GERMAN).unwrap();
+    assert_eq!(
+        Value::Object(accepted.data),
+        json!({ "title": "Über uns", "count": 3, "ratio": 0.5, "hidden": false, "layout": "wide" })
+    );
+    assert_eq!(accepted.display, "Seitentitel: Über uns\nCount: 3\nRatio: 0.5\nVerborgen: Nein\nLayout: wide");
+}
+
+#[test]
+fn a_form_answer_that_does_not_fit_is_refused() {
+    let parsed = InputPauseForm::parse(&page_form_schema());
+    let bad = [
+        json!({ "count": 3 }),
+        json!({ "title": "" }),
+        json!({ "title": "x", "count": "three" }),
+        json!({ "title": "x", "count": "1.5" }),
+        json!({ "title": "x", "ratio": "half" }),
+        json!({ "title": "x", "hidden": "yes" }),
+        json!({ "title": "x", "layout": "full" }),
+    ];
+    for answer in bad {
+        assert_eq!(parsed.check(&fields(answer.clone()), GERMAN), Err(AnswerNotOffered), "{answer}");
+    }
+}
+
+#[test]
+fn a_form_answer_without_fields_is_refused() {
+    let parsed = InputPauseForm::parse(&json!({
+        "type": "object", "properties": { "a": { "type": "string" }, "b": { "type": "string" } }
+    }));
+    assert_eq!(parsed.check(&fields(json!({})), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(parsed.check(&InputAnswer::Fields(Map::new()), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(parsed.check(&InputAnswer::FreeText("title=x".into()), GERMAN), Err(AnswerNotOffered));
+}
+
+#[test]
+fn a_choice_takes_no_form_and_a_form_takes_no_button() {
+    let choice = InputPauseForm::parse(&start_schema(&[]));
+    assert_eq!(choice.check(&fields(json!({ "start": "meta" })), GERMAN), Err(AnswerNotOffered));
+    let form = InputPauseForm::parse(&page_form_schema());
+    assert_eq!(form.check(&InputAnswer::Choice(json!("wide")), GERMAN), Err(AnswerNotOffered));
+}
+
+#[test]
+fn the_ask_choice_schema_is_a_required_choice() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "answer": { "type": "string", "title": "Summary or next page?", "enum": ["Summary", "Next page"] } },
+        "required": ["answer"]
+    });
+    let choice = choice(&schema);
+    assert_eq!(choice.question, "Summary or next page?");
+    assert_eq!(choice.free_text_property, None);
+}
