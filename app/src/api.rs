@@ -42,7 +42,7 @@ pub async fn logout() -> Result<(), AppError> {
 pub async fn session_info() -> Result<SessionView, AppError> {
     use crate::backend::{backend, current_user, fail};
     let user = current_user().map_err(fail)?;
-    backend()?.session(&user).await.map_err(fail)
+    backend()?.session(&user, crate::backend::request_lang()).await.map_err(fail)
 }
 
 #[server(endpoint = "conversations")]
@@ -65,7 +65,7 @@ pub async fn create_conversation() -> Result<String, AppError> {
 pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> {
     use crate::backend::{backend, current_user, fail};
     let user = current_user().map_err(fail)?;
-    backend()?.conversation(&user, &id).await.map_err(fail)
+    backend()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)
 }
 
 #[server(endpoint = "send_message")]
@@ -73,4 +73,17 @@ pub async fn send_message(conversation_id: String, content: String) -> Result<()
     use crate::backend::{backend, current_user, fail};
     let user = current_user().map_err(fail)?;
     backend()?.send_message(&user, &conversation_id, &content).await.map_err(fail)
+}
+
+/// Sets the reader's language ("" follows the browser) and reloads the page in it.
+#[server(endpoint = "set_language")]
+pub async fn set_language(language: String) -> Result<(), AppError> {
+    use crate::backend::{backend, current_user, fail};
+    use crate::i18n::{Lang, Text};
+    let user = current_user().map_err(fail)?;
+    let language = match language.as_str() {
+        "" => None,
+        code => Some(Lang::parse(code).ok_or(AppError::Invalid(Text::Language)).map_err(fail)?),
+    };
+    backend()?.set_language(&user, language).await.map_err(fail)
 }

@@ -16,6 +16,8 @@ use crate::model::{ConversationSummary, ConversationView, SessionView};
 pub struct CurrentUser {
     pub id: i64,
     pub username: String,
+    /// The language the user chose; `None` follows the browser.
+    pub language: Option<crate::i18n::Lang>,
 }
 
 /// A fresh session: the cookie value to hand to the browser.
@@ -29,11 +31,12 @@ pub struct NewSession {
 pub trait ChatBackend: Send + Sync + 'static {
     async fn login(&self, username: &str, password: &str) -> Result<NewSession, AppError>;
     async fn logout(&self, session_token: &str) -> Result<(), AppError>;
-    async fn session(&self, user: &CurrentUser) -> Result<SessionView, AppError>;
+    async fn session(&self, user: &CurrentUser, lang: crate::i18n::Lang) -> Result<SessionView, AppError>;
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError>;
     async fn create_conversation(&self, user: &CurrentUser) -> Result<String, AppError>;
-    async fn conversation(&self, user: &CurrentUser, id: &str) -> Result<ConversationView, AppError>;
+    async fn conversation(&self, user: &CurrentUser, id: &str, lang: crate::i18n::Lang) -> Result<ConversationView, AppError>;
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
+    async fn set_language(&self, user: &CurrentUser, language: Option<crate::i18n::Lang>) -> Result<(), AppError>;
 }
 
 pub type Backend = Arc<dyn ChatBackend>;
@@ -49,6 +52,20 @@ pub fn current_user() -> Result<CurrentUser, AppError> {
     use_context::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<CurrentUser>().cloned())
         .ok_or(AppError::Unauthenticated)
+}
+
+/// The reader's language: their own setting, else the browser's `Accept-Language`, else English.
+pub fn request_lang() -> crate::i18n::Lang {
+    let Some(parts) = use_context::<axum::http::request::Parts>() else { return Default::default() };
+    if let Some(language) = parts.extensions.get::<CurrentUser>().and_then(|user| user.language) {
+        return language;
+    }
+    parts
+        .headers
+        .get(axum::http::header::ACCEPT_LANGUAGE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(crate::i18n::Lang::from_accept_language)
+        .unwrap_or_default()
 }
 
 /// The raw session token of this request, if it carries one.

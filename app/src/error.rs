@@ -4,6 +4,8 @@ use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
+use crate::i18n::{Lang, Text};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 pub enum AppError {
     #[error("Please sign in first")]
@@ -12,8 +14,8 @@ pub enum AppError {
     BadCredentials,
     #[error("Not found")]
     NotFound,
-    #[error("{0}")]
-    Invalid(String),
+    #[error("invalid request: {0:?}")]
+    Invalid(Text),
     #[error("The assistant is still working on this conversation")]
     Busy,
     #[error("Something went wrong on the server")]
@@ -23,6 +25,19 @@ pub enum AppError {
 }
 
 impl AppError {
+    /// The sentence the reader sees, in their language.
+    pub fn message(&self, lang: Lang) -> &'static str {
+        lang.t(match self {
+            AppError::Unauthenticated => Text::ErrorUnauthenticated,
+            AppError::BadCredentials => Text::ErrorBadCredentials,
+            AppError::NotFound => Text::ErrorNotFound,
+            AppError::Invalid(text) => *text,
+            AppError::Busy => Text::ErrorBusy,
+            AppError::Internal => Text::ErrorInternal,
+            AppError::ServerFn(_) => Text::ErrorTransport,
+        })
+    }
+
     pub fn status_code(&self) -> u16 {
         match self {
             AppError::Unauthenticated | AppError::BadCredentials => 401,

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod error;
+pub mod i18n;
 pub mod input_form;
 pub mod model;
 pub mod pages;
@@ -15,13 +16,15 @@ use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
+use crate::i18n::{Lang, Text};
 use crate::pages::chat::ChatPage;
 use crate::pages::login::LoginPage;
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let lang = initial_lang();
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=lang.code()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -36,9 +39,31 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
+/// The reader's language: decided by the server for the request and written into `<html lang>`,
+/// from where the hydrating client reads it back, so both render the same words.
+pub fn initial_lang() -> Lang {
+    #[cfg(feature = "ssr")]
+    {
+        crate::backend::request_lang()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        document()
+            .document_element()
+            .and_then(|root| root.get_attribute("lang"))
+            .and_then(|code| Lang::parse(&code))
+            .unwrap_or_default()
+    }
+}
+
+pub fn use_lang() -> Lang {
+    use_context::<Lang>().unwrap_or_default()
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    provide_context(initial_lang());
     // Tests and scripts wait for this marker before they click: a click on markup that has not
     // hydrated yet would be a plain form post.
     Effect::new(move |_| {
@@ -67,10 +92,11 @@ fn NotFound() -> impl IntoView {
             response.set_status(axum::http::StatusCode::NOT_FOUND);
         }
     }
+    let lang = use_lang();
     view! {
         <main class="not-found">
-            <h1>"Page not found"</h1>
-            <a href="/">"Back to the chat"</a>
+            <h1>{lang.t(Text::NotFoundTitle)}</h1>
+            <a href="/">{lang.t(Text::BackToChat)}</a>
         </main>
     }
 }

@@ -71,6 +71,8 @@ pub struct ConversationView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionView {
     pub username: String,
+    /// The user's own language setting; `None` follows the browser.
+    pub language: Option<crate::i18n::Lang>,
     pub model_label: String,
     pub model_is_demo: bool,
 }

@@ -43,6 +43,36 @@ test("a wrong password is refused with a message", async ({ page }) => {
   await page.getByLabel("User name").fill("demo");
   await page.getByLabel("Password").fill("not the password");
   await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("alert")).toHaveText("The user name or password is wrong");
+  await expect(page.getByRole("alert")).toHaveText("The user name or password is wrong.");
   await expect(page).toHaveURL(/\/login$/);
+});
+
+test.describe("in German", () => {
+  test.use({ locale: "de-DE" });
+
+  test("the browser's language is used until the user picks one", async ({ page }) => {
+    const errors = watchPageErrors(page);
+    await page.goto("/login");
+    await waitForHydration(page);
+    await expect(page.locator("html")).toHaveAttribute("lang", "de");
+    await page.getByLabel("Benutzername").fill("demo");
+    await page.getByLabel("Passwort").fill("e2e-demo-password");
+    await page.getByRole("button", { name: "Anmelden" }).click();
+    await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
+
+    // The user's own choice wins over the browser's language, and sticks.
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
+    await page.reload();
+    await expect(page.locator("html")).toHaveAttribute("lang", "en");
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "DE", exact: true }).click();
+    await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
+    // Leave the shared demo user as the other tests expect it.
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
+    expect(errors).toEqual([]);
+  });
 });

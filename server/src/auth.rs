@@ -62,7 +62,11 @@ fn session_cookie(request: &Request) -> Option<String> {
 pub async fn sessions(State(store): State<Store>, mut request: Request, next: Next) -> Response {
     let user = match session_cookie(&request) {
         Some(token) => match store.user_for_session(&token_hash(&token)).await {
-            Ok(found) => found.map(|row| CurrentUser { id: row.id, username: row.username }),
+            Ok(found) => found.map(|row| CurrentUser {
+                id: row.id,
+                username: row.username,
+                language: row.language.as_deref().and_then(app::i18n::Lang::parse),
+            }),
             Err(error) => {
                 tracing::error!(%error, "session lookup failed");
                 return StatusCode::INTERNAL_SERVER_ERROR.into_response();

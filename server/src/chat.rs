@@ -7,6 +7,7 @@ use async_trait::async_trait;
 
 use app::backend::{ChatBackend, CurrentUser, NewSession};
 use app::error::AppError;
+use app::i18n::{Lang, Text};
 use app::model::{ConversationStatus, ConversationSummary, ConversationView, MessageRole, MessageView, SessionView};
 
 use crate::auth;
@@ -48,11 +49,12 @@ fn title_from(content: &str) -> String {
 
 /// The sentence shown for a stored error code. Codes, not sentences, are stored so the reader's
 /// language can be chosen when the page renders.
-pub fn error_sentence(code: &str) -> String {
-    match code {
-        "provider_failed" => "The model could not be reached. Send your message again to retry.".to_string(),
-        _ => "The assistant could not finish this turn.".to_string(),
-    }
+pub fn error_sentence(code: &str, lang: Lang) -> String {
+    lang.t(match code {
+        "provider_failed" => Text::ErrorProviderFailed,
+        _ => Text::ErrorTurnFailed,
+    })
+    .to_string()
 }
 
 #[async_trait]
@@ -72,9 +74,10 @@ impl ChatBackend for ChatService {
         self.store.delete_session(&auth::token_hash(session_token)).await.map_err(internal)
     }
 
-    async fn session(&self, user: &CurrentUser) -> Result<SessionView, AppError> {
+    async fn session(&self, user: &CurrentUser, _lang: Lang) -> Result<SessionView, AppError> {
         Ok(SessionView {
             username: user.username.clone(),
+            language: user.language,
             model_label: self.model_label.clone(),
             model_is_demo: self.model_is_demo,
         })
@@ -98,12 +101,12 @@ impl ChatBackend for ChatService {
         Ok(id)
     }
 
-    async fn conversation(&self, user: &CurrentUser, id: &str) -> Result<ConversationView, AppError> {
+    async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
         let row = self.store.conversation_of(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
         let messages = self.store.messages(&row.id).await.map_err(internal)?;
         Ok(ConversationView {
             status: ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Failed),
-            error: row.error_code.as_deref().map(error_sentence),
+            error: row.error_code.as_deref().map(|code| error_sentence(code, lang)),
             id: row.id,
             title: row.title,
             messages: messages
@@ -120,10 +123,10 @@ impl ChatBackend for ChatService {
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError> {
         let content = content.trim();
         if content.is_empty() {
-            return Err(AppError::Invalid("The message is empty".to_string()));
+            return Err(AppError::Invalid(Text::ErrorEmptyMessage));
         }
         if content.chars().count() > MAX_MESSAGE_CHARS {
-            return Err(AppError::Invalid(format!("The message is longer than {MAX_MESSAGE_CHARS} characters")));
+            return Err(AppError::Invalid(Text::ErrorMessageTooLong));
         }
         let outcome = self
             .store
@@ -138,6 +141,10 @@ impl ChatBackend for ChatService {
             StartTurn::NotFound => Err(AppError::NotFound),
             StartTurn::Busy => Err(AppError::Busy),
         }
+    }
+
+    async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError> {
+        self.store.set_language(user.id, language.map(Lang::code)).await.map_err(internal)
     }
 }
 

@@ -30,6 +30,7 @@ pub struct UserRow {
     pub id: i64,
     pub username: String,
     pub password_hash: String,
+    pub language: Option<String>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -114,7 +115,7 @@ impl Store {
     }
 
     pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(sqlx::query_as::<_, UserRow>("SELECT id, username, password_hash FROM users WHERE username = ?")
+        Ok(sqlx::query_as::<_, UserRow>("SELECT id, username, password_hash, language FROM users WHERE username = ?")
             .bind(username)
             .fetch_optional(&self.pool)
             .await?)
@@ -132,13 +133,18 @@ impl Store {
 
     pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(sqlx::query_as::<_, UserRow>(
-            "SELECT u.id, u.username, u.password_hash FROM sessions s JOIN users u ON u.id = s.user_id
+            "SELECT u.id, u.username, u.password_hash, u.language FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.token_hash = ? AND s.expires_at > ?",
         )
         .bind(token_hash)
         .bind(now())
         .fetch_optional(&self.pool)
         .await?)
+    }
+
+    pub async fn set_language(&self, user_id: i64, language: Option<&str>) -> Result<(), StoreError> {
+        sqlx::query("UPDATE users SET language = ? WHERE id = ?").bind(language).bind(user_id).execute(&self.pool).await?;
+        Ok(())
     }
 
     pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {

@@ -6,9 +6,11 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::api::{
-    get_conversation, list_conversations, session_info, CreateConversation, Logout, SendMessage,
+    get_conversation, list_conversations, session_info, CreateConversation, Logout, SendMessage, SetLanguage,
 };
+use crate::i18n::{Lang, Text};
 use crate::model::{ConversationStatus, ConversationSummary, ConversationView, MessageRole};
+use crate::use_lang;
 
 /// How often the page asks again while the assistant works. SSE comes later; polling keeps working
 /// behind proxies that buffer streams.
@@ -16,6 +18,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 #[component]
 pub fn ChatPage() -> impl IntoView {
+    let lang = use_lang();
     let params = use_params_map();
     let selected = Memo::new(move |_| params.read().get("id"));
     let create = ServerAction::<CreateConversation>::new();
@@ -52,30 +55,30 @@ pub fn ChatPage() -> impl IntoView {
         <div class="app">
             <Header session/>
             <div class="chat-layout">
-                <aside class="sidebar" aria-label="Conversations">
+                <aside class="sidebar" aria-label=lang.t(Text::Conversations)>
                     <ActionForm action=create attr:class="new-conversation">
-                        <button type="submit" class="primary">"New conversation"</button>
+                        <button type="submit" class="primary">{lang.t(Text::NewConversation)}</button>
                     </ActionForm>
-                    <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                    <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
                         {move || Suspend::new(async move {
                             match conversations.await {
                                 Ok(list) => view! { <ConversationList list selected/> }.into_any(),
                                 Err(error) => {
-                                    view! { <p class="error" role="alert">{error.to_string()}</p> }
+                                    view! { <p class="error" role="alert">{error.message(lang)}</p> }
                                         .into_any()
                                 }
                             }
                         })}
                     </Transition>
                 </aside>
-                <section class="conversation" aria-label="Conversation">
-                    <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                <section class="conversation" aria-label=lang.t(Text::Conversation)>
+                    <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
                         {move || Suspend::new(async move {
                             match conversation.await {
                                 Ok(Some(view)) => view! { <Transcript conversation=view/> }.into_any(),
                                 Ok(None) => view! { <EmptyState/> }.into_any(),
                                 Err(error) => {
-                                    view! { <p class="error" role="alert">{error.to_string()}</p> }
+                                    view! { <p class="error" role="alert">{error.message(lang)}</p> }
                                         .into_any()
                                 }
                             }
@@ -90,7 +93,15 @@ pub fn ChatPage() -> impl IntoView {
 
 #[component]
 fn Header(session: Resource<Result<crate::model::SessionView, crate::error::AppError>>) -> impl IntoView {
+    let lang = use_lang();
     let logout = ServerAction::<Logout>::new();
+    let set_language = ServerAction::<SetLanguage>::new();
+    // Every text on the page is in the old language: load it again in the new one.
+    Effect::new(move |_| {
+        if let Some(Ok(())) = set_language.value().get() {
+            let _ = window().location().reload();
+        }
+    });
     view! {
         <header class="topbar">
             <a class="brand" href="/">"Tourguide"</a>
@@ -98,17 +109,38 @@ fn Header(session: Resource<Result<crate::model::SessionView, crate::error::AppE
                 {move || Suspend::new(async move {
                     session.await.ok().map(|session| {
                         view! {
-                            <span class="model" class:demo=session.model_is_demo title="The model that answers">
+                            <span class="model" class:demo=session.model_is_demo title=lang.t(Text::ModelTitle)>
                                 {session.model_label.clone()}
-                                {session.model_is_demo.then(|| view! { <span class="badge">"Demo"</span> })}
+                                {session.model_is_demo.then(|| view! { <span class="badge">{lang.t(Text::Demo)}</span> })}
                             </span>
                             <span class="user">{session.username.clone()}</span>
                         }
                     })
                 })}
             </Transition>
+            <ActionForm action=set_language attr:class="language">
+                <span class="visually-hidden">{lang.t(Text::Language)}</span>
+                {Lang::ALL
+                    .into_iter()
+                    .map(|option| {
+                        view! {
+                            <button
+                                type="submit"
+                                class="link"
+                                name="language"
+                                value=option.code()
+                                lang=option.code()
+                                aria-pressed=if option == lang { "true" } else { "false" }
+                                title=option.name()
+                            >
+                                {option.code().to_uppercase()}
+                            </button>
+                        }
+                    })
+                    .collect_view()}
+            </ActionForm>
             <ActionForm action=logout attr:class="logout">
-                <button type="submit" class="link">"Sign out"</button>
+                <button type="submit" class="link">{lang.t(Text::SignOut)}</button>
             </ActionForm>
         </header>
     }
@@ -116,8 +148,9 @@ fn Header(session: Resource<Result<crate::model::SessionView, crate::error::AppE
 
 #[component]
 fn ConversationList(list: Vec<ConversationSummary>, selected: Memo<Option<String>>) -> impl IntoView {
+    let lang = use_lang();
     if list.is_empty() {
-        return view! { <p class="muted">"No conversations yet."</p> }.into_any();
+        return view! { <p class="muted">{lang.t(Text::NoConversations)}</p> }.into_any();
     }
     view! {
         <ul class="conversation-list">
@@ -132,7 +165,7 @@ fn ConversationList(list: Vec<ConversationSummary>, selected: Memo<Option<String
                             <a href=href aria-current=move || current().then_some("page")>
                                 <span class="title">{item.title}</span>
                                 <span class=format!("status status-{}", item.status.as_str())>
-                                    {status_label(item.status)}
+                                    {status_label(item.status).map(|text| lang.t(text))}
                                 </span>
                             </a>
                         </li>
@@ -146,6 +179,7 @@ fn ConversationList(list: Vec<ConversationSummary>, selected: Memo<Option<String
 
 #[component]
 fn Transcript(conversation: ConversationView) -> impl IntoView {
+    let lang = use_lang();
     let working = conversation.status == ConversationStatus::Processing;
     view! {
         <h1 class="conversation-title">{conversation.title.clone()}</h1>
@@ -155,8 +189,8 @@ fn Transcript(conversation: ConversationView) -> impl IntoView {
                 .into_iter()
                 .map(|message| {
                     let (class, who) = match message.role {
-                        MessageRole::User => ("message user", "You"),
-                        MessageRole::Assistant => ("message assistant", "Assistant"),
+                        MessageRole::User => ("message user", lang.t(Text::You)),
+                        MessageRole::Assistant => ("message assistant", lang.t(Text::Assistant)),
                     };
                     view! {
                         <li class=class data-message-id=message.id>
@@ -167,13 +201,14 @@ fn Transcript(conversation: ConversationView) -> impl IntoView {
                 })
                 .collect_view()}
         </ol>
-        {working.then(|| view! { <p class="working" role="status">"The assistant is writing…"</p> })}
+        {working.then(|| view! { <p class="working" role="status">{lang.t(Text::Working)}</p> })}
         {conversation.error.map(|error| view! { <p class="error" role="alert">{error}</p> })}
     }
 }
 
 #[component]
 fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl IntoView {
+    let lang = use_lang();
     let textarea = NodeRef::<leptos::html::Textarea>::new();
     // A sent message leaves the box empty; a refused one keeps the text so nothing is lost.
     Effect::new(move |_| {
@@ -185,22 +220,22 @@ fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl In
     });
     let error = move || {
         send.value().get().and_then(|result| result.err()).map(|error| {
-            view! { <p class="error" role="alert">{error.to_string()}</p> }
+            view! { <p class="error" role="alert">{error.message(lang)}</p> }
         })
     };
     view! {
         <ActionForm action=send attr:class="composer">
             <input type="hidden" name="conversation_id" value=conversation_id/>
-            <label class="visually-hidden" for="composer-input">"Message"</label>
+            <label class="visually-hidden" for="composer-input">{lang.t(Text::Message)}</label>
             <textarea
                 id="composer-input"
                 name="content"
                 node_ref=textarea
                 rows="3"
                 required
-                placeholder="Write a message…"
+                placeholder=lang.t(Text::MessagePlaceholder)
             ></textarea>
-            <button type="submit" class="primary" disabled=move || send.pending().get()>"Send"</button>
+            <button type="submit" class="primary" disabled=move || send.pending().get()>{lang.t(Text::Send)}</button>
         </ActionForm>
         {error}
     }
@@ -208,20 +243,21 @@ fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl In
 
 #[component]
 fn EmptyState() -> impl IntoView {
+    let lang = use_lang();
     view! {
         <div class="empty-state">
-            <h1>"Welcome to Tourguide"</h1>
-            <p>"Start a new conversation, or pick one from the list."</p>
+            <h1>{lang.t(Text::WelcomeTitle)}</h1>
+            <p>{lang.t(Text::WelcomeBody)}</p>
         </div>
     }
 }
 
-fn status_label(status: ConversationStatus) -> &'static str {
+fn status_label(status: ConversationStatus) -> Option<Text> {
     match status {
-        ConversationStatus::Idle => "",
-        ConversationStatus::Processing => "working",
-        ConversationStatus::AwaitingApproval => "waiting for approval",
-        ConversationStatus::AwaitingInput => "waiting for your answer",
-        ConversationStatus::Failed => "failed",
+        ConversationStatus::Idle => None,
+        ConversationStatus::Processing => Some(Text::StatusWorking),
+        ConversationStatus::AwaitingApproval => Some(Text::StatusAwaitingApproval),
+        ConversationStatus::AwaitingInput => Some(Text::StatusAwaitingInput),
+        ConversationStatus::Failed => Some(Text::StatusFailed),
     }
 }

@@ -77,7 +77,7 @@ async fn bad_messages_get_a_clear_error_and_change_nothing() {
 
     let (status, error) = client.call_json("send_message", &[("conversation_id", &id), ("content", "   ")]).await;
     assert_eq!(status, 422);
-    assert_eq!(error, serde_json::json!({ "Invalid": "The message is empty" }));
+    assert_eq!(error, serde_json::json!({ "Invalid": "ErrorEmptyMessage" }));
 
     let long = "x".repeat(server::chat::MAX_MESSAGE_CHARS + 1);
     let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", &long)]).await;
