@@ -20,6 +20,20 @@ pub enum AppError {
     Busy,
     #[error("Something went wrong on the server")]
     Internal,
+    #[error("the conversation is not waiting for an answer")]
+    NotAwaitingInput,
+    #[error("the answer was not offered")]
+    AnswerNotOffered,
+    #[error("the question changed since it was shown")]
+    QuestionChanged,
+    #[error("the conversation is not waiting for an approval")]
+    NotAwaitingApproval,
+    #[error("the card changed since it was shown")]
+    CardChanged,
+    #[error("a decision or answer is still in flight")]
+    DecisionInFlight,
+    #[error("the card still waits for a decision")]
+    ApprovalStillPending,
     #[error("The request could not be completed: {0}")]
     ServerFn(ServerFnErrorErr),
 }
@@ -34,6 +48,13 @@ impl AppError {
             AppError::Invalid(text) => *text,
             AppError::Busy => Text::ErrorBusy,
             AppError::Internal => Text::ErrorInternal,
+            AppError::NotAwaitingInput => Text::ErrorNotAwaitingInput,
+            AppError::AnswerNotOffered => Text::ErrorInputNotOffered,
+            AppError::QuestionChanged => Text::ErrorQuestionChanged,
+            AppError::NotAwaitingApproval => Text::ErrorNotAwaitingApproval,
+            AppError::CardChanged => Text::ErrorCardChanged,
+            AppError::DecisionInFlight => Text::ErrorDecisionInFlight,
+            AppError::ApprovalStillPending => Text::ErrorApprovalStillPending,
             AppError::ServerFn(_) => Text::ErrorTransport,
         })
     }
@@ -42,8 +63,14 @@ impl AppError {
         match self {
             AppError::Unauthenticated | AppError::BadCredentials => 401,
             AppError::NotFound => 404,
-            AppError::Invalid(_) => 422,
-            AppError::Busy => 409,
+            AppError::Invalid(_) | AppError::AnswerNotOffered => 422,
+            AppError::Busy
+            | AppError::NotAwaitingInput
+            | AppError::QuestionChanged
+            | AppError::NotAwaitingApproval
+            | AppError::CardChanged
+            | AppError::DecisionInFlight
+            | AppError::ApprovalStillPending => 409,
             AppError::Internal => 500,
             AppError::ServerFn(ServerFnErrorErr::Args(_))
             | AppError::ServerFn(ServerFnErrorErr::MissingArg(_))

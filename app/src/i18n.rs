@@ -118,6 +118,49 @@ catalogue! {
     ErrorMessageTooLong => "The message is too long.", "Die Nachricht ist zu lang.";
     ErrorProviderFailed => "The model could not be reached. Send your message again to retry.", "Das Modell war nicht erreichbar. Sende deine Nachricht erneut, um es noch einmal zu versuchen.";
     ErrorTurnFailed => "The assistant could not finish this turn.", "Der Assistent konnte diese Runde nicht abschließen.";
+    ErrorNotAwaitingInput => "This question is no longer open.", "Diese Rückfrage ist nicht mehr offen.";
+    ErrorInputNotOffered => "This answer does not fit the question. Choose one of the answers offered.", "Diese Antwort passt nicht zur Rückfrage. Bitte eine der angebotenen Antworten wählen.";
+    ErrorQuestionChanged => "The question changed after it was shown, so the answer was not taken. Answer again.", "Die Rückfrage hat sich nach dem Anzeigen geändert, deshalb wurde die Antwort nicht übernommen. Bitte erneut antworten.";
+    ErrorNotAwaitingApproval => "This conversation is not waiting for an approval.", "Der Chat wartet nicht auf eine Freigabe.";
+    ErrorCardChanged => "The card changed after it was shown, so nothing was carried out. Check the card and decide again.", "Die Karte hat sich nach dem Anzeigen geändert, deshalb wurde nichts ausgeführt. Bitte die Karte prüfen und erneut entscheiden.";
+    ErrorDecisionInFlight => "A decision or answer for this conversation is still being carried out.", "Eine Entscheidung oder Antwort für diesen Chat wird noch ausgeführt.";
+    ErrorApprovalStillPending => "This step is still waiting for a decision. Decide on the card — a message does not approve it.", "Dieser Schritt wartet noch auf eine Entscheidung. Bitte auf der Karte entscheiden – eine Nachricht erteilt keine Freigabe.";
+    // Hand-backs: why an answer or a decision was not taken (stored as codes, rendered per reader)
+    HandBackInputStale => "The question changed after it was shown, so the answer was not taken. Answer again.", "Die Rückfrage hat sich nach dem Anzeigen geändert, deshalb wurde die Antwort nicht übernommen. Bitte erneut antworten.";
+    HandBackInputInvalid => "The answer does not fit the question, so it was not taken. Answer again.", "Die Antwort passt nicht zur Rückfrage, deshalb wurde sie nicht übernommen. Bitte erneut antworten.";
+    HandBackInputNotPermitted => "Your own permissions do not cover the step this question belongs to, so the answer was not taken.", "Deine eigenen Rechte decken den Schritt nicht ab, zu dem diese Rückfrage gehört, deshalb wurde die Antwort nicht übernommen.";
+    HandBackInputAlreadyResuming => "This question was already answered, so this answer was not taken.", "Diese Rückfrage wurde bereits beantwortet, deshalb wurde diese Antwort nicht übernommen.";
+    HandBackInputConfigOff => "The AI configuration of this chat is switched off, so the answer was not taken. The question waits until it is switched on again; then answer again.", "Die KI-Konfiguration dieses Chats ist ausgeschaltet, deshalb wurde die Antwort nicht übernommen. Die Rückfrage wartet, bis sie wieder eingeschaltet ist; danach bitte erneut antworten.";
+    HandBackNotAwaitingInput => "This question no longer waits for an answer, so nothing was taken.", "Diese Rückfrage wartet nicht mehr auf eine Antwort, deshalb wurde nichts übernommen.";
+    HandBackStaleTurn => "The conversation moved on after this card was shown, so nothing was carried out. Check the card and decide again.", "Die Unterhaltung hat sich nach dem Anzeigen dieser Karte weiterentwickelt, deshalb wurde nichts ausgeführt. Bitte die Karte prüfen und erneut entscheiden.";
+    HandBackAlreadyResuming => "This step is already being carried out after an earlier decision, so this one was not applied.", "Dieser Schritt wird nach einer früheren Entscheidung bereits ausgeführt, diese Entscheidung wurde deshalb nicht übernommen.";
+    HandBackApproverNotPermitted => "Your own permissions do not cover this change, so you may not approve it and nothing was carried out.", "Deine eigenen Rechte decken diese Änderung nicht ab, deshalb darfst du sie nicht freigeben, und es wurde nichts ausgeführt.";
+    HandBackConfigurationInactive => "The AI configuration of this chat is switched off, so nothing was carried out. The step waits until it is switched on again; then decide again.", "Die KI-Konfiguration dieses Chats ist ausgeschaltet, deshalb wurde nichts ausgeführt. Der Schritt wartet, bis sie wieder eingeschaltet ist; danach bitte erneut entscheiden.";
+    HandBackNotAwaitingApproval => "This step no longer waits for a decision, so nothing was carried out.", "Dieser Schritt wartet nicht mehr auf eine Entscheidung, deshalb wurde nichts ausgeführt.";
+    HandBackUnknown => "The decision could not be carried out. Check the card and decide again.", "Die Entscheidung konnte nicht ausgeführt werden. Bitte die Karte prüfen und erneut entscheiden.";
+    // Reply options
+    ReplyOptions => "Reply options", "Antwortmöglichkeiten";
+    ChooseAnswer => "Choose an answer", "Bitte eine Antwort wählen";
+    FreeTextHint => "Or write your own answer below.", "Oder schreibe unten eine eigene Antwort.";
+    FreeTextPlaceholder => "Write your own answer…", "Eigene Antwort schreiben…";
+    FormSubmit => "Send answer", "Antwort senden";
+    MessageEndsQuestion => "A message of your own ends the question.", "Eine eigene Nachricht beendet die Rückfrage.";
+    InputUnsupported => "The chat cannot show this question.", "Diese Rückfrage kann der Chat nicht anzeigen.";
+    Yes => "Yes", "Ja";
+    No => "No", "Nein";
+    Required => "required", "Pflichtfeld";
+    // Approval card
+    ApprovalPending => "Waiting for your approval", "Wartet auf deine Freigabe";
+    ApprovalTitle => "Planned step", "Geplanter Schritt";
+    ApprovalTitleMany => "Planned steps", "Geplante Schritte";
+    ApprovalApply => "Apply", "Übernehmen";
+    ApprovalCancel => "Cancel", "Abbrechen";
+    ApprovalVariant => "Another variant", "Andere Variante";
+    ApprovalSkip => "Skip", "Überspringen";
+    ApprovalArguments => "Arguments", "Argumente";
+    ApprovalWrites => "Changes content", "Ändert Inhalte";
+    ApprovalReads => "Reads only", "Liest nur";
+    ApprovalToolGone => "The tool for this call is no longer registered.", "Das Werkzeug für diesen Aufruf ist nicht mehr registriert.";
 }
 
 #[cfg(test)]

@@ -63,8 +63,73 @@ pub struct ConversationView {
     pub title: String,
     pub status: ConversationStatus,
     pub messages: Vec<MessageView>,
-    /// A sanitised sentence when the last turn failed; never provider or SQL internals.
+    /// A sentence when the last turn failed or an answer was handed back; never provider or SQL
+    /// internals.
     pub error: Option<String>,
+    /// The question the run waits on, while the conversation is `awaiting_input`.
+    pub question: Option<QuestionView>,
+    /// The approval card, while the conversation is `awaiting_approval`.
+    pub card: Option<ApprovalCardView>,
+    /// True for a guided process run (a conversation started with a skill).
+    pub process_run: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionView {
+    /// Binds the answer to this question; an answer with another digest is refused.
+    pub digest: String,
+    pub form: crate::input_form::InputPauseForm,
+}
+
+/// Which answers a card offers. The server decides; the browser only renders it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardAnswers {
+    /// Approve or Abbrechen.
+    Plain,
+    /// A write in a process run: Übernehmen, Andere Variante or Überspringen.
+    Process,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalCardView {
+    pub digest: String,
+    pub answers: CardAnswers,
+    pub calls: Vec<PendingCallView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCallView {
+    pub name: String,
+    /// The arguments as indented JSON: model-chosen, so always rendered as text, never as markup.
+    pub arguments: String,
+    pub declares_write: bool,
+    pub tool_registered: bool,
+}
+
+/// Why a card was denied, in a process run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenyReason {
+    Variant,
+    Skip,
+}
+
+impl DenyReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenyReason::Variant => "variant",
+            DenyReason::Skip => "skip",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<DenyReason> {
+        match value {
+            "variant" => Some(DenyReason::Variant),
+            "skip" => Some(DenyReason::Skip),
+            _ => None,
+        }
+    }
 }
 
 /// Who is signed in and which model answers, for the page header.

@@ -107,6 +107,9 @@ impl ChatBackend for ChatService {
         Ok(ConversationView {
             status: ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Failed),
             error: row.error_code.as_deref().map(|code| error_sentence(code, lang)),
+            question: None,
+            card: None,
+            process_run: false,
             id: row.id,
             title: row.title,
             messages: messages
