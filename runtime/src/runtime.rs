@@ -73,6 +73,11 @@ impl std::fmt::Debug for Runtime {
 #[serde(transparent)]
 struct Checkpoint(Vec<ChatMessage>);
 
+enum Claimed {
+    Fresh(RunRecord, SuspendedState),
+    Lost(RunResult),
+}
+
 fn segment_token(kind: &str) -> String {
     format!("{kind}:{}", Uuid::new_v4())
 }
@@ -186,7 +191,10 @@ impl Runtime {
             return Err(Refusal::AlreadyResuming);
         }
         // Verify against the state read after the claim: only that one is the turn we execute.
-        let (fresh, state) = self.claimed_state(run_id, &token, expected).await?;
+        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
+            Claimed::Fresh(record, state) => (record, state),
+            Claimed::Lost(result) => return Ok(result),
+        };
         if state.input.is_some() {
             return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
         }
@@ -240,7 +248,10 @@ impl Runtime {
         if !claimed.map_err(Refusal::Unavailable)? {
             return Err(Refusal::AlreadyResuming);
         }
-        let (fresh, state) = self.claimed_state(run_id, &token, expected).await?;
+        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
+            Claimed::Fresh(record, state) => (record, state),
+            Claimed::Lost(result) => return Ok(result),
+        };
         if state.input.is_none() {
             return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
         }
@@ -339,8 +350,9 @@ impl Runtime {
         }
     }
 
-    /// Runs whose segment holds an expired lease: requeued while retries remain, else failed. A run
-    /// interrupted inside a non-idempotent write is failed at once: retrying could repeat it.
+    /// Runs whose segment holds a lease expired at `now` (normally the current time): requeued while
+    /// retries remain, else failed. A run interrupted inside a non-idempotent write is failed at
+    /// once: retrying could repeat it.
     pub async fn reap_stale(&self, now: i64) -> Result<ReapReport, RuntimeError> {
         let mut report = ReapReport::default();
         for stale in self.store.stale_running(now).await? {
@@ -351,7 +363,8 @@ impl Runtime {
                 let reason = FailureReason::RetriesExhausted.as_str();
                 (self.store.dead_letter_stale(stale.id, now, reason).await?, false, reason)
             } else {
-                let available_at = now.saturating_add(self.settings.backoff(stale.requeue_count));
+                // The backoff runs on the wall clock: `now` only says which leases count as expired.
+                let available_at = crate::store::now().saturating_add(self.settings.backoff(stale.requeue_count));
                 (self.store.requeue_stale(stale.id, now, available_at).await?, true, "lease_expired")
             };
             if !done {
@@ -422,7 +435,7 @@ impl Runtime {
         run_id: Uuid,
         token: &str,
         expected: RunStatus,
-    ) -> Result<(RunRecord, SuspendedState), Refusal> {
+    ) -> Result<Claimed, Refusal> {
         let record = match self.store.get(run_id).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(Refusal::NotWaiting { expected }),
@@ -431,8 +444,13 @@ impl Runtime {
                 return Err(Refusal::Unavailable(error));
             }
         };
+        // A cancel may land between the claim and this read; the decision then lost to it.
+        if record.status != RunStatus::Running || record.claimed_by.as_deref() != Some(token) {
+            let outcome = self.lost_outcome(run_id).await;
+            return Ok(Claimed::Lost(RunResult { run_id, outcome, messages: Vec::new() }));
+        }
         match decode_state(&record) {
-            Some(state) => Ok((record, state)),
+            Some(state) => Ok(Claimed::Fresh(record, state)),
             None => {
                 self.fail_owned(run_id, token, FailureReason::StateUnreadable).await;
                 Err(Refusal::CorruptState)
