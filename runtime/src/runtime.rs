@@ -74,7 +74,7 @@ impl std::fmt::Debug for Runtime {
 struct Checkpoint(Vec<ChatMessage>);
 
 enum Claimed {
-    Fresh(RunRecord, SuspendedState),
+    Fresh(Box<(RunRecord, SuspendedState)>),
     Lost(RunResult),
 }
 
@@ -192,7 +192,7 @@ impl Runtime {
         }
         // Verify against the state read after the claim: only that one is the turn we execute.
         let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
-            Claimed::Fresh(record, state) => (record, state),
+            Claimed::Fresh(fresh) => *fresh,
             Claimed::Lost(result) => return Ok(result),
         };
         if state.input.is_some() {
@@ -249,7 +249,7 @@ impl Runtime {
             return Err(Refusal::AlreadyResuming);
         }
         let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
-            Claimed::Fresh(record, state) => (record, state),
+            Claimed::Fresh(fresh) => *fresh,
             Claimed::Lost(result) => return Ok(result),
         };
         if state.input.is_none() {
@@ -450,7 +450,7 @@ impl Runtime {
             return Ok(Claimed::Lost(RunResult { run_id, outcome, messages: Vec::new() }));
         }
         match decode_state(&record) {
-            Some(state) => Ok(Claimed::Fresh(record, state)),
+            Some(state) => Ok(Claimed::Fresh(Box::new((record, state)))),
             None => {
                 self.fail_owned(run_id, token, FailureReason::StateUnreadable).await;
                 Err(Refusal::CorruptState)

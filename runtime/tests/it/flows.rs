@@ -400,3 +400,21 @@ async fn cancel_if_waiting_reports_what_it_found() {
     assert!(matches!(late, Err(runtime::Refusal::NotWaiting { .. })), "{late:?}");
     assert_eq!(write.executions(), 0);
 }
+
+#[tokio::test]
+async fn the_approval_scan_comes_before_the_question_and_approval_carries_no_input() {
+    let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
+    let h = Harness::new(
+        vec![write.clone(), Arc::new(AskChoiceTool)],
+        vec![calls(vec![ask("q1", "Which?", &["a", "b"]), call("w1", "apply_change", json!({}))]), text("Ok.")],
+    )
+    .await;
+    let first = h.runtime.run(request()).await.unwrap();
+    let pause = approval_pause(&first);
+    let ids: Vec<_> = pause.pending_calls.iter().map(|c| c.call_id.as_str()).collect();
+    assert_eq!(ids, ["q1", "w1"], "the whole turn waits on the approval, the question included");
+    h.runtime.approve(&OWNER, first.run_id, ApprovalDecision::approve(&pause.digest)).await.unwrap();
+    let seen = h.provider.last_request();
+    assert_eq!(tool_result(&seen, "q1"), "Error: tool \"ask_choice\" requires input that was not provided.");
+    assert_eq!(tool_result(&seen, "w1"), "apply_change done");
+}

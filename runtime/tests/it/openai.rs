@@ -174,8 +174,7 @@ async fn a_run_drives_the_tool_loop_through_the_client() {
     let result = runtime.run(request()).await.unwrap();
     assert_eq!(answer(&result), "Home says hello.");
     assert_eq!(read.arguments(), [json!({"page": "home"})]);
-    let seen = fake.seen.lock().unwrap();
-    let second = &seen[1].1["messages"];
+    let second = fake.seen.lock().unwrap()[1].1["messages"].clone();
     let last = &second[second.as_array().unwrap().len() - 1];
     assert_eq!(*last, json!({"role": "tool", "tool_call_id": "call_abc", "content": "read_page done"}));
     let view = runtime.status(&OWNER, result.run_id).await.unwrap().unwrap();

@@ -58,3 +58,22 @@ async fn a_queued_run_survives_a_restart() {
     assert_eq!(answer(&result), "Picked up later.");
     assert!(h.runtime.due_queued_runs(10).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_call_that_became_a_write_is_not_run_on_the_answer_path() {
+    let h = Harness::new(
+        vec![Arc::new(AskChoiceTool), TestTool::read("sync_page").arc()],
+        vec![calls(vec![ask("q1", "Which?", &["a", "b"]), call("s1", "sync_page", json!({}))])],
+    )
+    .await;
+    let first = h.runtime.run(request()).await.unwrap();
+    let digest = input_pause(&first).digest;
+    // After an upgrade the same tool name writes: an answer is no approval for it.
+    let now_writes = TestTool::write("sync_page", ToolEffect::IdempotentWrite).arc();
+    let h = h.restart(vec![Arc::new(AskChoiceTool), now_writes.clone()], vec![text("Ok.")]).await;
+    h.runtime.submit_input(&OWNER, first.run_id, submission(json!({"answer": "a"}), &digest)).await.unwrap();
+    let seen = h.provider.last_request();
+    assert_eq!(tool_result(&seen, "s1"), "Error: tool \"sync_page\" requires approval that was not given.");
+    assert_eq!(tool_result(&seen, "q1"), "The user picked: a");
+    assert_eq!(now_writes.executions(), 0);
+}
