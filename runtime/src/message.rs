@@ -42,6 +42,11 @@ impl ChatMessage {
         Self::plain(Role::Assistant, content)
     }
 
+    /// A model turn that asks for tools (possibly with text beside the calls).
+    pub fn assistant_with_tool_calls(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        ChatMessage { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None }
+    }
+
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
         ChatMessage {
             role: Role::Tool,

@@ -1,0 +1,406 @@
+//! What a run is, what a caller asks of it, and what it answers.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::message::ChatMessage;
+
+/// The round cap when a request names none.
+pub const DEFAULT_MAX_ROUNDS: u32 = 5;
+/// No request may raise the round cap above this.
+pub const MAX_ROUNDS_LIMIT: u32 = 20;
+
+/// Who acts: the session's user. The runtime authorises every decision against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Actor {
+    pub user_id: i64,
+    pub admin: bool,
+}
+
+impl Actor {
+    pub fn user(user_id: i64) -> Self {
+        Actor { user_id, admin: false }
+    }
+
+    pub fn admin(user_id: i64) -> Self {
+        Actor { user_id, admin: true }
+    }
+}
+
+/// The persisted status of a run. The strings are stored in the database and must not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Queued,
+    Running,
+    WaitingForApproval,
+    WaitingForInput,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Queued => "queued",
+            RunStatus::Running => "running",
+            RunStatus::WaitingForApproval => "waiting_for_approval",
+            RunStatus::WaitingForInput => "waiting_for_input",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Unknown strings are `None`, never coerced: a row written by a newer version stays untouched.
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "queued" => RunStatus::Queued,
+            "running" => RunStatus::Running,
+            "waiting_for_approval" => RunStatus::WaitingForApproval,
+            "waiting_for_input" => RunStatus::WaitingForInput,
+            "completed" => RunStatus::Completed,
+            "failed" => RunStatus::Failed,
+            "cancelled" => RunStatus::Cancelled,
+            _ => return None,
+        })
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, RunStatus::Completed | RunStatus::Failed | RunStatus::Cancelled)
+    }
+
+    pub fn is_waiting(self) -> bool {
+        matches!(self, RunStatus::WaitingForApproval | RunStatus::WaitingForInput)
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a caller hands to `Runtime::enqueue`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    /// The initiator; tools execute as this actor, also when someone else decides.
+    pub owner: Actor,
+    pub configuration: String,
+    /// The transcript so far, including an optional leading system prompt.
+    pub messages: Vec<ChatMessage>,
+    /// `None` offers every registered tool the owner may run; `Some` narrows that set.
+    pub allowed_tools: Option<Vec<String>>,
+    /// `None` means [`DEFAULT_MAX_ROUNDS`]; any value is clamped to `1..=MAX_ROUNDS_LIMIT`.
+    pub max_rounds: Option<u32>,
+    /// A guided process run: one proposal per turn, decided only by the initiator.
+    pub process: bool,
+}
+
+impl RunRequest {
+    pub fn new(owner: Actor, configuration: impl Into<String>, messages: Vec<ChatMessage>) -> Self {
+        RunRequest {
+            owner,
+            configuration: configuration.into(),
+            messages,
+            allowed_tools: None,
+            max_rounds: None,
+            process: false,
+        }
+    }
+
+    pub fn effective_max_rounds(&self) -> u32 {
+        clamp_rounds(self.max_rounds)
+    }
+}
+
+pub(crate) fn clamp_rounds(requested: Option<u32>) -> u32 {
+    requested.unwrap_or(DEFAULT_MAX_ROUNDS).clamp(1, MAX_ROUNDS_LIMIT)
+}
+
+/// Why a human declined a proposed write in a process run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialReason {
+    /// "Andere Variante": propose a different version.
+    Variant,
+    /// "Überspringen": do not propose this change again.
+    Skip,
+}
+
+impl DenialReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenialReason::Variant => "variant",
+            DenialReason::Skip => "skip",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    #[error("an approval carries no denial reason")]
+    ReasonWithApproval,
+}
+
+/// A turn-level verdict: it applies to every pending call of the turn it was shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalDecision {
+    approved: bool,
+    digest: Option<String>,
+    denial_reason: Option<DenialReason>,
+}
+
+impl ApprovalDecision {
+    /// Rejects a denial reason on an approval, so the combination can never reach the runtime.
+    pub fn new(
+        approved: bool,
+        digest: Option<String>,
+        denial_reason: Option<DenialReason>,
+    ) -> Result<Self, DecisionError> {
+        if approved && denial_reason.is_some() {
+            return Err(DecisionError::ReasonWithApproval);
+        }
+        Ok(ApprovalDecision { approved, digest, denial_reason })
+    }
+
+    pub fn approve(digest: impl Into<String>) -> Self {
+        ApprovalDecision { approved: true, digest: Some(digest.into()), denial_reason: None }
+    }
+
+    pub fn deny(digest: impl Into<String>, reason: Option<DenialReason>) -> Self {
+        ApprovalDecision { approved: false, digest: Some(digest.into()), denial_reason: reason }
+    }
+
+    pub fn approved(&self) -> bool {
+        self.approved
+    }
+
+    pub fn digest(&self) -> Option<&str> {
+        self.digest.as_deref()
+    }
+
+    pub fn denial_reason(&self) -> Option<DenialReason> {
+        self.denial_reason
+    }
+}
+
+/// Values for an input pause, bound to the question by its digest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputSubmission {
+    pub values: serde_json::Map<String, serde_json::Value>,
+    /// `None` or empty is refused exactly like a wrong digest.
+    pub digest: Option<String>,
+}
+
+/// One call of a turn waiting for approval, for display. `arguments` are model-chosen: untrusted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PendingCallView {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: serde_json::Value,
+    /// True unless the registered tool states it only reads; a tool that is gone counts as a write.
+    pub declares_write: bool,
+    pub tool_registered: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalPause {
+    pub digest: String,
+    pub pending_calls: Vec<PendingCallView>,
+    /// A process run may deny with a reason, and only when a pending call writes.
+    pub process: bool,
+}
+
+impl ApprovalPause {
+    pub fn any_write(&self) -> bool {
+        self.pending_calls.iter().any(|call| call.declares_write)
+    }
+
+    /// Whether a denial of this card may carry a [`DenialReason`].
+    pub fn offers_denial_reason(&self) -> bool {
+        self.process && self.any_write()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputPause {
+    pub digest: String,
+    pub tool_name: String,
+    pub call_id: String,
+    /// The JSON schema the answer must match; its title (else description) is the question.
+    pub schema: serde_json::Value,
+}
+
+impl InputPause {
+    /// The question as the schema states it: its title, else its description.
+    pub fn question(&self) -> Option<&str> {
+        let text = |key: &str| self.schema.get(key).and_then(|v| v.as_str()).filter(|s| !s.trim().is_empty());
+        if let Some(title) = text("title").or_else(|| text("description")) {
+            return Some(title);
+        }
+        // ask_choice puts the question on its single property; a chat needs it all the same.
+        let properties = self.schema.get("properties")?.as_object()?;
+        if properties.len() != 1 {
+            return None;
+        }
+        let only = properties.values().next()?;
+        only.get("title")
+            .or_else(|| only.get("description"))
+            .and_then(|v| v.as_str())
+            .filter(|s| !s.trim().is_empty())
+    }
+}
+
+/// What a waiting run waits on, as a chat renders it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum PauseView {
+    Approval(ApprovalPause),
+    Input(InputPause),
+    /// The stored state cannot be read; the run waits until it is repaired or cancelled.
+    Unreadable,
+}
+
+/// Why a run ended FAILED (or with a truncated completion). Stored as `termination_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureReason {
+    ProviderFailed,
+    RetriesExhausted,
+    /// Dead-lettered: retrying could repeat an effect, or the failure will not go away.
+    NotRetryable,
+    SuspendFailed,
+    /// A tool offered an input schema that cannot be rendered or validated.
+    ToolMisconfigured,
+    StateUnreadable,
+    /// The database failed while the run executed.
+    StoreFailed,
+}
+
+impl FailureReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::ProviderFailed => "provider_failed",
+            FailureReason::RetriesExhausted => "retries_exhausted",
+            FailureReason::NotRetryable => "not_retryable",
+            FailureReason::SuspendFailed => "suspend_failed",
+            FailureReason::ToolMisconfigured => "tool_misconfigured",
+            FailureReason::StateUnreadable => "state_unreadable",
+            FailureReason::StoreFailed => "store_failed",
+        }
+    }
+}
+
+/// How one call into the runtime ended. New variants may appear: keep a default arm.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum RunOutcome {
+    Completed {
+        answer: String,
+        /// The round cap was reached and the answer is a closing one given without tools.
+        truncated: bool,
+    },
+    AwaitingApproval {
+        pause: ApprovalPause,
+    },
+    AwaitingInput {
+        pause: InputPause,
+    },
+    Failed {
+        reason: FailureReason,
+    },
+    Cancelled,
+    /// A retryable failure put the run back in the queue; a worker will pick it up again.
+    Requeued,
+    /// The segment lost its lease (reaped or claimed elsewhere) and stopped without settling.
+    LeaseLost,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunResult {
+    pub run_id: Uuid,
+    pub outcome: RunOutcome,
+    /// The transcript as this segment left it (for a completed run, ending in the answer).
+    pub messages: Vec<ChatMessage>,
+}
+
+/// Answer of `cancel_if_waiting`. `status` is what the run holds after the attempt; `None` for an
+/// unknown run or an actor who may not see it (deliberately indistinguishable), or a failed read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardedCancelResult {
+    pub cancelled: bool,
+    pub status: Option<RunStatus>,
+}
+
+/// A run as `status()` shows it: no transcript, but the pause a chat has to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunView {
+    pub run_id: Uuid,
+    pub status: RunStatus,
+    pub owner_user_id: i64,
+    pub configuration: String,
+    pub process: bool,
+    pub rounds: u32,
+    pub truncated: bool,
+    pub requeue_count: u32,
+    pub termination_reason: Option<String>,
+    /// The final answer of a completed run, kept so a chat can recover it after a crash.
+    pub answer: Option<String>,
+    pub pause: Option<PauseView>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A provider call is about to be made.
+    Request,
+    /// A provider answered.
+    Llm,
+    /// A tool call was handled (executed, refused or denied).
+    Tool,
+    Approval,
+    Input,
+    /// The run changed status (suspend, settle, requeue, cancel).
+    Status,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Request => "request",
+            EventKind::Llm => "llm",
+            EventKind::Tool => "tool",
+            EventKind::Approval => "approval",
+            EventKind::Input => "input",
+            EventKind::Status => "status",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "request" => EventKind::Request,
+            "llm" => EventKind::Llm,
+            "tool" => EventKind::Tool,
+            "approval" => EventKind::Approval,
+            "input" => EventKind::Input,
+            "status" => EventKind::Status,
+            _ => return None,
+        })
+    }
+}
+
+/// One entry of a run's event stream. Payloads hold metadata only: never arguments, results or
+/// submitted values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunEvent {
+    pub sequence: i64,
+    pub kind: EventKind,
+    pub round: u32,
+    pub payload: serde_json::Value,
+    pub created_at: i64,
+}

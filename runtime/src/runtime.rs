@@ -1,0 +1,689 @@
+//! The runtime's public API: start runs, decide approvals, answer questions, cancel, observe.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::json;
+use sqlx::SqlitePool;
+use uuid::Uuid;
+
+use crate::digest::digests_match;
+use crate::input::{validate_submission, SubmissionError};
+use crate::message::ChatMessage;
+use crate::provider::ModelProvider;
+use crate::refusal::{Refusal, RuntimeError};
+use crate::run::{
+    clamp_rounds, Actor, ApprovalDecision, ApprovalPause, EventKind, FailureReason, GuardedCancelResult, InputPause,
+    InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
+};
+use crate::store::{now, NewRun, RunRecord, Settle, Store, StoreError};
+use crate::tool::{ToolEffect, ToolRegistry};
+use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeSettings {
+    /// How long an executing segment owns its run without a heartbeat.
+    pub lease_seconds: i64,
+    /// How often a run may go back to the queue (reaped or a retryable provider failure).
+    pub max_requeues: u32,
+    /// Backoff before a requeued run may be claimed: `base * 2^n`, capped.
+    pub retry_backoff_seconds: i64,
+    pub max_retry_backoff_seconds: i64,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> Self {
+        RuntimeSettings { lease_seconds: 900, max_requeues: 3, retry_backoff_seconds: 30, max_retry_backoff_seconds: 600 }
+    }
+}
+
+impl RuntimeSettings {
+    fn backoff(&self, requeue_count: u32) -> i64 {
+        let factor = 1i64.checked_shl(requeue_count.min(30)).unwrap_or(i64::MAX);
+        self.retry_backoff_seconds.saturating_mul(factor).min(self.max_retry_backoff_seconds).max(0)
+    }
+}
+
+/// What one pass of the reaper did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReapReport {
+    pub requeued: Vec<Uuid>,
+    pub failed: Vec<Uuid>,
+}
+
+pub struct Runtime {
+    store: Store,
+    tools: Arc<ToolRegistry>,
+    provider: Arc<dyn ModelProvider>,
+    settings: RuntimeSettings,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("tools", &self.tools.names().collect::<Vec<_>>())
+            .field("provider", &self.provider.label())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The stored transcript of a run; a struct so it can gain fields without a migration.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+struct Checkpoint(Vec<ChatMessage>);
+
+enum Claimed {
+    Fresh(Box<(RunRecord, SuspendedState)>),
+    Lost(RunResult),
+}
+
+fn segment_token(kind: &str) -> String {
+    format!("{kind}:{}", Uuid::new_v4())
+}
+
+fn may_act(actor: &Actor, record: &RunRecord) -> bool {
+    actor.admin || actor.user_id == record.owner_user_id
+}
+
+fn decode_state(record: &RunRecord) -> Option<SuspendedState> {
+    let raw = record.suspended_state.as_deref()?;
+    match serde_json::from_str::<SuspendedState>(raw) {
+        Ok(state) if !state.pending_calls.is_empty() => Some(state),
+        Ok(_) => None,
+        Err(error) => {
+            tracing::warn!(run = %record.id, %error, "suspended state unreadable");
+            None
+        }
+    }
+}
+
+impl Runtime {
+    pub fn new(
+        pool: SqlitePool,
+        tools: Arc<ToolRegistry>,
+        provider: Arc<dyn ModelProvider>,
+        settings: RuntimeSettings,
+    ) -> Self {
+        Runtime { store: Store::new(pool), tools, provider, settings }
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    pub fn provider(&self) -> &Arc<dyn ModelProvider> {
+        &self.provider
+    }
+
+    /// Stores a QUEUED run; a worker then calls [`Runtime::run_queued`].
+    pub async fn enqueue(&self, request: RunRequest) -> Result<Uuid, RuntimeError> {
+        if !self.store.configuration_active(&request.configuration).await? {
+            return Err(RuntimeError::ConfigurationInactive(request.configuration));
+        }
+        let id = Uuid::new_v4();
+        let checkpoint = encode(&Checkpoint(request.messages.clone()))?;
+        let allowed_tools = request.allowed_tools.as_ref().map(encode).transpose()?;
+        self.store
+            .insert_queued(NewRun {
+                id,
+                owner_user_id: request.owner.user_id,
+                owner_admin: request.owner.admin,
+                configuration: &request.configuration,
+                process: request.process,
+                allowed_tools,
+                max_rounds: clamp_rounds(request.max_rounds),
+                checkpoint,
+            })
+            .await?;
+        self.event(id, EventKind::Status, 0, json!({ "status": "queued" })).await;
+        Ok(id)
+    }
+
+    /// Enqueue and run in this task; for callers without a separate worker.
+    pub async fn run(&self, request: RunRequest) -> Result<RunResult, RuntimeError> {
+        let id = self.enqueue(request).await?;
+        self.run_queued(id).await?.ok_or(RuntimeError::ClaimLost)
+    }
+
+    /// Worker entry: claims a QUEUED run and drives it until it settles, suspends or stops.
+    /// `None` when the run is not queued (or not due yet) or another worker claimed it.
+    pub async fn run_queued(&self, run_id: Uuid) -> Result<Option<RunResult>, RuntimeError> {
+        let token = segment_token("worker");
+        if !self.store.claim_queued(run_id, &token, self.lease_until()).await? {
+            return Ok(None);
+        }
+        let Some(record) = self.store.get(run_id).await? else { return Ok(None) };
+        self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "running" })).await;
+        let messages = record
+            .checkpoint
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<Checkpoint>(raw).ok())
+            .map(|checkpoint| checkpoint.0);
+        let Some(messages) = messages else {
+            tracing::warn!(run = %run_id, "queued run has no readable transcript");
+            let outcome = self.settle_failed(&record, &token, FailureReason::StateUnreadable).await;
+            return Ok(Some(RunResult { run_id, outcome, messages: Vec::new() }));
+        };
+        let mut segment = self.segment(&record, token, messages);
+        let end = segment.run().await;
+        Ok(Some(self.conclude(&record, segment, end).await))
+    }
+
+    /// Decides an approval pause. The decision applies to the whole pending turn.
+    pub async fn approve(
+        &self,
+        actor: &Actor,
+        run_id: Uuid,
+        decision: ApprovalDecision,
+    ) -> Result<RunResult, Refusal> {
+        let expected = RunStatus::WaitingForApproval;
+        let record = self.waiting_record(run_id, expected).await?;
+        self.authorise_decision(actor, &record).await?;
+        match decode_state(&record) {
+            Some(state) if state.input.is_none() => {}
+            _ => return Err(Refusal::CorruptState),
+        }
+
+        let token = segment_token("resume");
+        let claimed = self.store.claim_waiting(run_id, expected, &token, self.lease_until()).await;
+        if !claimed.map_err(Refusal::Unavailable)? {
+            return Err(Refusal::AlreadyResuming);
+        }
+        // Verify against the state read after the claim: only that one is the turn we execute.
+        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
+            Claimed::Fresh(fresh) => *fresh,
+            Claimed::Lost(result) => return Ok(result),
+        };
+        if state.input.is_some() {
+            return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
+        }
+        if !digests_match(&state.digest(), decision.digest()) {
+            return Err(self.release(&fresh, &token, expected, Refusal::StaleTurn).await);
+        }
+        if decision.approved() && !self.approver_may_run_writes(actor, &state) {
+            tracing::info!(run = %run_id, user = actor.user_id, "approver may not run a pending write");
+            return Err(self.release(&fresh, &token, expected, Refusal::ApproverNotPermitted).await);
+        }
+        let reason = decision.denial_reason().map(|r| r.as_str());
+        self.event(
+            run_id,
+            EventKind::Approval,
+            state.rounds,
+            json!({ "approved": decision.approved(), "decided_by": actor.user_id, "reason": reason }),
+        )
+        .await;
+        let verdict =
+            Verdict { approved: decision.approved(), decided_by: actor.user_id, reason: decision.denial_reason() };
+        let mut segment = self.segment(&fresh, token, Vec::new());
+        let end = segment.resume_approval(state, verdict).await;
+        Ok(self.conclude(&fresh, segment, end).await)
+    }
+
+    /// Answers an input pause. Validated before the claim; bound to the question by the digest,
+    /// which covers the schema, so a match after the claim proves the validation was against it.
+    pub async fn submit_input(
+        &self,
+        actor: &Actor,
+        run_id: Uuid,
+        submission: InputSubmission,
+    ) -> Result<RunResult, Refusal> {
+        let expected = RunStatus::WaitingForInput;
+        let record = self.waiting_record(run_id, expected).await?;
+        self.authorise_decision(actor, &record).await?;
+        let Some(input) = decode_state(&record).and_then(|state| state.input) else {
+            return Err(Refusal::CorruptState);
+        };
+        match validate_submission(&input.schema, &submission.values) {
+            Ok(()) => {}
+            Err(SubmissionError::Invalid(invalid)) => return Err(Refusal::InvalidSubmission(invalid)),
+            Err(SubmissionError::Schema(error)) => {
+                tracing::warn!(run = %run_id, %error, "stored input schema unusable");
+                return Err(Refusal::CorruptState);
+            }
+        }
+
+        let token = segment_token("resume");
+        let claimed = self.store.claim_waiting(run_id, expected, &token, self.lease_until()).await;
+        if !claimed.map_err(Refusal::Unavailable)? {
+            return Err(Refusal::AlreadyResuming);
+        }
+        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
+            Claimed::Fresh(fresh) => *fresh,
+            Claimed::Lost(result) => return Ok(result),
+        };
+        if state.input.is_none() {
+            return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
+        }
+        if !digests_match(&state.digest(), submission.digest.as_deref()) {
+            return Err(self.release(&fresh, &token, expected, Refusal::StaleTurn).await);
+        }
+        if !self.submitter_may_run_turn(actor, &state) {
+            tracing::info!(run = %run_id, user = actor.user_id, "submitter may not run a pending call");
+            return Err(self.release(&fresh, &token, expected, Refusal::SubmitterNotPermitted).await);
+        }
+        // Never the values: they are the user's content.
+        self.event(run_id, EventKind::Input, state.rounds, json!({ "submitted_by": actor.user_id })).await;
+        let mut segment = self.segment(&fresh, token, Vec::new());
+        let end = segment.resume_input(state, &submission.values).await;
+        Ok(self.conclude(&fresh, segment, end).await)
+    }
+
+    /// Cancels a run that has not ended. True only for the caller whose cancel won; false for an
+    /// unknown, foreign or ended run alike. A running segment stops at its next step boundary.
+    pub async fn cancel(&self, actor: &Actor, run_id: Uuid) -> Result<bool, RuntimeError> {
+        let Some(record) = self.store.get(run_id).await? else { return Ok(false) };
+        if !may_act(actor, &record) {
+            return Ok(false);
+        }
+        let cancelled = self.store.cancel(run_id).await?;
+        if cancelled {
+            self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "cancelled", "by": actor.user_id }))
+                .await;
+        }
+        Ok(cancelled)
+    }
+
+    /// Cancels only a run that still waits. Otherwise reports the status read back, so a caller can
+    /// tell "being carried on" (queued/running/waiting) from "had ended" (terminal).
+    pub async fn cancel_if_waiting(&self, actor: &Actor, run_id: Uuid) -> GuardedCancelResult {
+        let unknown = GuardedCancelResult { cancelled: false, status: None };
+        let record = match self.store.get(run_id).await {
+            Ok(Some(record)) if may_act(actor, &record) => record,
+            Ok(_) => return unknown,
+            Err(error) => {
+                tracing::warn!(run = %run_id, %error, "cancel_if_waiting could not read the run");
+                return unknown;
+            }
+        };
+        match self.store.cancel_if_waiting(run_id).await {
+            Ok(true) => {
+                self.event(
+                    run_id,
+                    EventKind::Status,
+                    record.rounds,
+                    json!({ "status": "cancelled", "by": actor.user_id }),
+                )
+                .await;
+                GuardedCancelResult { cancelled: true, status: Some(RunStatus::Cancelled) }
+            }
+            Ok(false) | Err(_) => {
+                let status = self.store.status(run_id).await.ok().flatten();
+                GuardedCancelResult { cancelled: false, status }
+            }
+        }
+    }
+
+    /// The run without its transcript, plus the pause a chat has to render while it waits.
+    pub async fn status(&self, actor: &Actor, run_id: Uuid) -> Result<Option<RunView>, RuntimeError> {
+        let Some(record) = self.store.get(run_id).await? else { return Ok(None) };
+        if !may_act(actor, &record) {
+            return Ok(None);
+        }
+        let pause = record.status.is_waiting().then(|| match decode_state(&record) {
+            Some(state) if state.status() == record.status => self.pause_view(&state, record.process),
+            _ => PauseView::Unreadable,
+        });
+        Ok(Some(RunView {
+            run_id: record.id,
+            status: record.status,
+            owner_user_id: record.owner_user_id,
+            configuration: record.configuration,
+            process: record.process,
+            rounds: record.rounds,
+            truncated: record.truncated,
+            requeue_count: record.requeue_count,
+            termination_reason: record.termination_reason,
+            answer: record.answer,
+            pause,
+            created_at: record.created_at,
+            started_at: record.started_at,
+            finished_at: record.finished_at,
+        }))
+    }
+
+    /// Events after `after_sequence` (use -1 for all), ascending. Empty for unknown or foreign runs.
+    pub async fn events(&self, actor: &Actor, run_id: Uuid, after_sequence: i64) -> Result<Vec<RunEvent>, RuntimeError> {
+        match self.store.get(run_id).await? {
+            Some(record) if may_act(actor, &record) => Ok(self.store.events(run_id, after_sequence).await?),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// Runs whose segment holds a lease expired at `now` (normally the current time): requeued while
+    /// retries remain, else failed. A run interrupted inside a non-idempotent write is failed at
+    /// once: retrying could repeat it.
+    pub async fn reap_stale(&self, now: i64) -> Result<ReapReport, RuntimeError> {
+        let mut report = ReapReport::default();
+        for stale in self.store.stale_running(now).await? {
+            let fenced = stale.pending_effect == Some(ToolEffect::NonIdempotentWrite);
+            let (done, requeued, reason) = if fenced {
+                (self.store.dead_letter_stale(stale.id, now, FailureReason::NotRetryable.as_str()).await?, false, "not_retryable")
+            } else if stale.requeue_count >= self.settings.max_requeues {
+                let reason = FailureReason::RetriesExhausted.as_str();
+                (self.store.dead_letter_stale(stale.id, now, reason).await?, false, reason)
+            } else {
+                // The backoff runs on the wall clock: `now` only says which leases count as expired.
+                let available_at = crate::store::now().saturating_add(self.settings.backoff(stale.requeue_count));
+                (self.store.requeue_stale(stale.id, now, available_at).await?, true, "lease_expired")
+            };
+            if !done {
+                continue;
+            }
+            let status = if requeued { "queued" } else { "failed" };
+            self.event(stale.id, EventKind::Status, 0, json!({ "status": status, "reason": reason })).await;
+            if requeued {
+                report.requeued.push(stale.id);
+            } else {
+                report.failed.push(stale.id);
+            }
+        }
+        Ok(report)
+    }
+
+    /// Queued runs whose backoff has passed, oldest first: what a worker should pick up.
+    pub async fn due_queued_runs(&self, limit: u32) -> Result<Vec<Uuid>, RuntimeError> {
+        Ok(self.store.due_queued(now(), limit).await?)
+    }
+
+    /// A deactivated configuration starts no runs and refuses every decision and answer; its
+    /// waiting runs keep waiting until it is active again.
+    pub async fn set_configuration_active(&self, name: &str, active: bool) -> Result<(), RuntimeError> {
+        Ok(self.store.set_configuration_active(name, active).await?)
+    }
+
+    pub async fn configuration_active(&self, name: &str) -> Result<bool, RuntimeError> {
+        Ok(self.store.configuration_active(name).await?)
+    }
+
+    fn lease_until(&self) -> i64 {
+        now().saturating_add(self.settings.lease_seconds)
+    }
+
+    async fn event(&self, run_id: Uuid, kind: EventKind, round: u32, payload: serde_json::Value) {
+        if let Err(error) = self.store.append_event(run_id, kind, round, &payload).await {
+            tracing::warn!(run = %run_id, kind = kind.as_str(), %error, "run event not recorded");
+        }
+    }
+
+    async fn waiting_record(&self, run_id: Uuid, expected: RunStatus) -> Result<RunRecord, Refusal> {
+        match self.store.get(run_id).await.map_err(Refusal::Unavailable)? {
+            Some(record) if record.status == expected && record.suspended_state.is_some() => Ok(record),
+            _ => Err(Refusal::NotWaiting { expected }),
+        }
+    }
+
+    /// The cheap checks every decision passes before anything is claimed.
+    async fn authorise_decision(&self, actor: &Actor, record: &RunRecord) -> Result<(), Refusal> {
+        if !may_act(actor, record) {
+            return Err(Refusal::AccessDenied);
+        }
+        if record.process && actor.user_id != record.owner_user_id {
+            return Err(Refusal::InitiatorOnly);
+        }
+        let active = self.store.configuration_active(&record.configuration).await.map_err(Refusal::Unavailable)?;
+        if !active {
+            return Err(Refusal::ConfigurationInactive);
+        }
+        Ok(())
+    }
+
+    /// Re-reads the run after a claim. A failure here settles the run FAILED: nobody else can own
+    /// it now, and leaving it RUNNING without an owner would strand it until the reaper.
+    async fn claimed_state(
+        &self,
+        run_id: Uuid,
+        token: &str,
+        expected: RunStatus,
+    ) -> Result<Claimed, Refusal> {
+        let record = match self.store.get(run_id).await {
+            Ok(Some(record)) => record,
+            Ok(None) => return Err(Refusal::NotWaiting { expected }),
+            Err(error) => {
+                self.fail_owned(run_id, token, FailureReason::StateUnreadable).await;
+                return Err(Refusal::Unavailable(error));
+            }
+        };
+        // A cancel may land between the claim and this read; the decision then lost to it.
+        if record.status != RunStatus::Running || record.claimed_by.as_deref() != Some(token) {
+            let outcome = self.lost_outcome(run_id).await;
+            return Ok(Claimed::Lost(RunResult { run_id, outcome, messages: Vec::new() }));
+        }
+        match decode_state(&record) {
+            Some(state) => Ok(Claimed::Fresh(Box::new((record, state)))),
+            None => {
+                self.fail_owned(run_id, token, FailureReason::StateUnreadable).await;
+                Err(Refusal::CorruptState)
+            }
+        }
+    }
+
+    /// Hands a claimed run back to the waiting status it had; a release that fails settles FAILED.
+    async fn release(&self, record: &RunRecord, token: &str, to: RunStatus, refusal: Refusal) -> Refusal {
+        match self.store.release(record.id, token, to).await {
+            Ok(true) => {}
+            // A cancel won meanwhile: the run is no longer ours to release or fail.
+            Ok(false) => tracing::info!(run = %record.id, "release found the run taken over"),
+            Err(error) => {
+                tracing::error!(run = %record.id, %error, "release failed; settling the run failed");
+                self.fail_owned(record.id, token, FailureReason::StateUnreadable).await;
+            }
+        }
+        refusal
+    }
+
+    async fn fail_owned(&self, run_id: Uuid, token: &str, reason: FailureReason) -> bool {
+        let settle =
+            Settle { status: RunStatus::Failed, reason: Some(reason.as_str()), answer: None, rounds: None, truncated: false };
+        match self.store.finish_owned(run_id, token, settle).await {
+            Ok(done) => done,
+            Err(error) => {
+                tracing::error!(run = %run_id, %error, "could not settle the run failed");
+                false
+            }
+        }
+    }
+
+    /// An approver releases writes, so they must be able to run every pending write themselves.
+    /// A tool that is gone cannot be vouched for.
+    fn approver_may_run_writes(&self, actor: &Actor, state: &SuspendedState) -> bool {
+        state.pending_calls.iter().all(|call| match self.tools.get(&call.name) {
+            Some(tool) if !tool.spec.effect.is_write() => true,
+            Some(tool) => tool.tool.permits(actor),
+            None => false,
+        })
+    }
+
+    /// A submitter feeds the whole turn: they must be able to run every pending call and the tool
+    /// that asked.
+    fn submitter_may_run_turn(&self, actor: &Actor, state: &SuspendedState) -> bool {
+        let input_tool = state.input.as_ref().map(|input| input.tool_name.as_str());
+        state
+            .pending_calls
+            .iter()
+            .map(|call| call.name.as_str())
+            .chain(input_tool)
+            .all(|name| self.tools.get(name).is_some_and(|tool| tool.tool.permits(actor)))
+    }
+
+    fn segment(&self, record: &RunRecord, token: String, transcript: Vec<ChatMessage>) -> Segment<'_> {
+        let allowed_tools = record.allowed_tools.as_deref().map(|raw| {
+            // An unreadable allow-list offers nothing rather than everything.
+            serde_json::from_str::<Vec<String>>(raw).unwrap_or_default().into_iter().collect::<HashSet<_>>()
+        });
+        Segment {
+            store: &self.store,
+            registry: &self.tools,
+            provider: self.provider.as_ref(),
+            run_id: record.id,
+            token,
+            lease_seconds: self.settings.lease_seconds,
+            owner: Actor { user_id: record.owner_user_id, admin: record.owner_admin },
+            allowed_tools,
+            max_rounds: clamp_rounds(Some(record.max_rounds)),
+            process: record.process,
+            rounds: record.rounds,
+            transcript,
+        }
+    }
+
+    fn pause_view(&self, state: &SuspendedState, process: bool) -> PauseView {
+        let digest = state.digest();
+        match &state.input {
+            Some(input) => PauseView::Input(InputPause {
+                digest,
+                tool_name: input.tool_name.clone(),
+                call_id: input.call_id.clone(),
+                schema: input.schema.clone(),
+            }),
+            None => PauseView::Approval(ApprovalPause {
+                digest,
+                process,
+                pending_calls: state
+                    .pending_calls
+                    .iter()
+                    .map(|call| {
+                        let tool = self.tools.get(&call.name);
+                        PendingCallView {
+                            call_id: call.id.clone(),
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                            declares_write: tool.is_none_or(|tool| tool.spec.effect.is_write()),
+                            tool_registered: tool.is_some(),
+                        }
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    async fn settle_failed(&self, record: &RunRecord, token: &str, reason: FailureReason) -> RunOutcome {
+        if self.fail_owned(record.id, token, reason).await {
+            self.event(record.id, EventKind::Status, record.rounds, json!({ "status": "failed", "reason": reason.as_str() }))
+                .await;
+            RunOutcome::Failed { reason }
+        } else {
+            self.lost_outcome(record.id).await
+        }
+    }
+
+    async fn lost_outcome(&self, run_id: Uuid) -> RunOutcome {
+        match self.store.status(run_id).await {
+            Ok(Some(RunStatus::Cancelled)) => RunOutcome::Cancelled,
+            _ => RunOutcome::LeaseLost,
+        }
+    }
+
+    /// Turns how a segment ended into the run's next status, each write guarded on the segment
+    /// still owning the run; a lost guard reports the cancel or the loss instead.
+    async fn conclude(&self, record: &RunRecord, segment: Segment<'_>, end: Result<Finish, Stop>) -> RunResult {
+        let run_id = record.id;
+        let rounds = segment.rounds;
+        let token = segment.token.clone();
+        let messages = segment.transcript;
+        let outcome = match end {
+            Ok(Finish::Completed { answer, truncated }) => {
+                let settle = Settle {
+                    status: RunStatus::Completed,
+                    reason: Some(if truncated { "max_iterations" } else { "completed" }),
+                    answer: Some(&answer),
+                    rounds: Some(rounds),
+                    truncated,
+                };
+                match self.store.finish_owned(run_id, &token, settle).await {
+                    Ok(true) => {
+                        self.event(run_id, EventKind::Status, rounds, json!({ "status": "completed", "truncated": truncated }))
+                            .await;
+                        RunOutcome::Completed { answer, truncated }
+                    }
+                    Ok(false) => self.lost_outcome(run_id).await,
+                    Err(error) => {
+                        tracing::error!(run = %run_id, %error, "could not settle a completed run");
+                        RunOutcome::Failed { reason: FailureReason::StoreFailed }
+                    }
+                }
+            }
+            Ok(Finish::Suspend(state)) => self.suspend(record, &token, state, rounds).await,
+            Err(Stop::Cancelled) => RunOutcome::Cancelled,
+            Err(Stop::LeaseLost) => RunOutcome::LeaseLost,
+            Err(Stop::Misconfigured(problem)) => {
+                tracing::error!(run = %run_id, %problem, "tool misconfigured");
+                self.settle_failed(record, &token, FailureReason::ToolMisconfigured).await
+            }
+            Err(Stop::Store(error)) => {
+                tracing::error!(run = %run_id, %error, "store failed during the run");
+                self.settle_failed(record, &token, FailureReason::StoreFailed).await
+            }
+            Err(Stop::Provider(error)) => self.recover_provider_failure(record, &token, error).await,
+        };
+        RunResult { run_id, outcome, messages }
+    }
+
+    async fn suspend(&self, record: &RunRecord, token: &str, state: SuspendedState, rounds: u32) -> RunOutcome {
+        let status = state.status();
+        let encoded = match serde_json::to_string(&state) {
+            Ok(encoded) => encoded,
+            Err(error) => {
+                tracing::error!(run = %record.id, %error, "suspended state not encodable");
+                return self.settle_failed(record, token, FailureReason::SuspendFailed).await;
+            }
+        };
+        match self.store.suspend(record.id, token, status, &encoded, rounds).await {
+            Ok(true) => {
+                self.event(record.id, EventKind::Status, rounds, json!({ "status": status.as_str() })).await;
+                match self.pause_view(&state, record.process) {
+                    PauseView::Approval(pause) => RunOutcome::AwaitingApproval { pause },
+                    PauseView::Input(pause) => RunOutcome::AwaitingInput { pause },
+                    PauseView::Unreadable => RunOutcome::Failed { reason: FailureReason::SuspendFailed },
+                }
+            }
+            Ok(false) => self.lost_outcome(record.id).await,
+            Err(error) => {
+                // Fail closed: a pause nobody can see must not look like a run still working.
+                tracing::error!(run = %record.id, %error, "suspend failed");
+                self.settle_failed(record, token, FailureReason::SuspendFailed).await
+            }
+        }
+    }
+
+    /// Retryable provider failures go back to the queue while the budget lasts; a run whose fence
+    /// shows an interrupted non-idempotent write is never retried.
+    async fn recover_provider_failure(
+        &self,
+        record: &RunRecord,
+        token: &str,
+        error: crate::provider::ProviderError,
+    ) -> RunOutcome {
+        tracing::warn!(run = %record.id, %error, "provider failed");
+        let current = match self.store.get(record.id).await {
+            Ok(Some(current)) => current,
+            _ => return self.settle_failed(record, token, FailureReason::ProviderFailed).await,
+        };
+        if current.status != RunStatus::Running || current.claimed_by.as_deref() != Some(token) {
+            return self.lost_outcome(record.id).await;
+        }
+        if !error.is_retryable() {
+            return self.settle_failed(record, token, FailureReason::ProviderFailed).await;
+        }
+        if current.pending_effect == Some(ToolEffect::NonIdempotentWrite) {
+            return self.settle_failed(record, token, FailureReason::NotRetryable).await;
+        }
+        if current.requeue_count >= self.settings.max_requeues {
+            return self.settle_failed(record, token, FailureReason::RetriesExhausted).await;
+        }
+        let available_at = now().saturating_add(self.settings.backoff(current.requeue_count));
+        match self.store.requeue_owned(record.id, token, available_at).await {
+            Ok(true) => {
+                self.event(record.id, EventKind::Status, current.rounds, json!({ "status": "queued", "reason": "provider_failed" }))
+                    .await;
+                RunOutcome::Requeued
+            }
+            Ok(false) => self.lost_outcome(record.id).await,
+            Err(_) => self.settle_failed(record, token, FailureReason::ProviderFailed).await,
+        }
+    }
+}
+
+fn encode<T: serde::Serialize>(value: &T) -> Result<String, RuntimeError> {
+    serde_json::to_string(value).map_err(|e| RuntimeError::Store(StoreError::Corrupt(format!("not encodable: {e}"))))
+}

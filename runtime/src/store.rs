@@ -1,0 +1,600 @@
+//! All SQL of the runtime. SQLite today; kept in this one module so another database can follow.
+//!
+//! Every status change is a single conditional UPDATE naming the status it expects (and, on paths
+//! owned by an executing segment, the segment's claim token). "One row affected" decides who won.
+
+use std::path::Path;
+use std::time::Duration;
+
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
+use uuid::Uuid;
+
+use crate::run::{EventKind, RunEvent, RunStatus};
+use crate::tool::ToolEffect;
+
+/// The workspace's migrations (chat and runtime tables).
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("a stored value cannot be read: {0}")]
+    Corrupt(String),
+}
+
+/// Connection options that make concurrent writers wait for each other instead of failing:
+/// WAL, a busy timeout, and foreign keys on.
+pub fn sqlite_options(path: impl AsRef<Path>) -> SqliteConnectOptions {
+    SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(Duration::from_secs(10))
+        .foreign_keys(true)
+}
+
+/// Unix seconds; a clock before 1970 counts as 0 rather than failing a run.
+pub(crate) fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+const NOT_TERMINAL: &str = "('queued', 'running', 'waiting_for_approval', 'waiting_for_input')";
+
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    id: String,
+    status: String,
+    owner_user_id: i64,
+    owner_admin: bool,
+    configuration: String,
+    process: bool,
+    allowed_tools: Option<String>,
+    max_rounds: i64,
+    checkpoint: Option<String>,
+    suspended_state: Option<String>,
+    claimed_by: Option<String>,
+    requeue_count: i64,
+    pending_effect: Option<String>,
+    rounds: i64,
+    truncated: bool,
+    termination_reason: Option<String>,
+    answer: Option<String>,
+    created_at: i64,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+}
+
+/// A run row with its columns typed. JSON columns stay text: decoding them is the caller's
+/// business, so an unreadable blob never hides the rest of the row.
+#[derive(Debug, Clone)]
+pub(crate) struct RunRecord {
+    pub id: Uuid,
+    pub status: RunStatus,
+    pub owner_user_id: i64,
+    pub owner_admin: bool,
+    pub configuration: String,
+    pub process: bool,
+    pub allowed_tools: Option<String>,
+    pub max_rounds: u32,
+    pub checkpoint: Option<String>,
+    pub suspended_state: Option<String>,
+    pub claimed_by: Option<String>,
+    pub requeue_count: u32,
+    pub pending_effect: Option<ToolEffect>,
+    pub rounds: u32,
+    pub truncated: bool,
+    pub termination_reason: Option<String>,
+    pub answer: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+fn small(value: i64) -> u32 {
+    u32::try_from(value.max(0)).unwrap_or(u32::MAX)
+}
+
+impl TryFrom<RunRow> for RunRecord {
+    type Error = StoreError;
+
+    fn try_from(row: RunRow) -> Result<Self, StoreError> {
+        let id = Uuid::parse_str(&row.id).map_err(|_| StoreError::Corrupt(format!("run id {:?}", row.id)))?;
+        let status =
+            RunStatus::parse(&row.status).ok_or_else(|| StoreError::Corrupt(format!("run status {:?}", row.status)))?;
+        let pending_effect = match row.pending_effect.as_deref() {
+            None => None,
+            Some(value) => {
+                Some(ToolEffect::parse(value).ok_or_else(|| StoreError::Corrupt(format!("pending effect {value:?}")))?)
+            }
+        };
+        Ok(RunRecord {
+            id,
+            status,
+            owner_user_id: row.owner_user_id,
+            owner_admin: row.owner_admin,
+            configuration: row.configuration,
+            process: row.process,
+            allowed_tools: row.allowed_tools,
+            max_rounds: small(row.max_rounds),
+            checkpoint: row.checkpoint,
+            suspended_state: row.suspended_state,
+            claimed_by: row.claimed_by,
+            requeue_count: small(row.requeue_count),
+            pending_effect,
+            rounds: small(row.rounds),
+            truncated: row.truncated,
+            termination_reason: row.termination_reason,
+            answer: row.answer,
+            created_at: row.created_at,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+        })
+    }
+}
+
+pub(crate) struct NewRun<'a> {
+    pub id: Uuid,
+    pub owner_user_id: i64,
+    pub owner_admin: bool,
+    pub configuration: &'a str,
+    pub process: bool,
+    pub allowed_tools: Option<String>,
+    pub max_rounds: u32,
+    pub checkpoint: String,
+}
+
+/// How a settle ends a run.
+pub(crate) struct Settle<'a> {
+    pub status: RunStatus,
+    pub reason: Option<&'a str>,
+    pub answer: Option<&'a str>,
+    /// `None` keeps the stored count (a failure before any round of this segment ran).
+    pub rounds: Option<u32>,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct StaleRun {
+    pub id: Uuid,
+    pub requeue_count: u32,
+    pub pending_effect: Option<ToolEffect>,
+}
+
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    sequence: i64,
+    kind: String,
+    round: i64,
+    payload: String,
+    created_at: i64,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Store {
+    pool: SqlitePool,
+}
+
+fn won(result: sqlx::sqlite::SqliteQueryResult) -> bool {
+    result.rows_affected() == 1
+}
+
+impl Store {
+    pub fn new(pool: SqlitePool) -> Self {
+        Store { pool }
+    }
+
+    pub async fn insert_queued(&self, run: NewRun<'_>) -> Result<(), StoreError> {
+        let now = now();
+        sqlx::query(
+            "INSERT INTO runs (id, status, owner_user_id, owner_admin, configuration, process, allowed_tools,
+                               max_rounds, checkpoint, created_at, updated_at)
+             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(run.id.to_string())
+        .bind(run.owner_user_id)
+        .bind(run.owner_admin)
+        .bind(run.configuration.to_string())
+        .bind(run.process)
+        .bind(run.allowed_tools)
+        .bind(i64::from(run.max_rounds))
+        .bind(run.checkpoint)
+        .bind(now)
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn get(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
+        let row: Option<RunRow> = sqlx::query_as(
+            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
+                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
+                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at
+             FROM runs WHERE id = ?",
+        )
+        .bind(id.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(RunRecord::try_from).transpose()
+    }
+
+    pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM runs WHERE id = ?")
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        status
+            .map(|s| RunStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("run status {s:?}"))))
+            .transpose()
+    }
+
+    /// QUEUED → RUNNING for a worker; only a run whose backoff has passed.
+    pub async fn claim_queued(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
+        let now = now();
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'running', claimed_by = ?, lease_expires = ?, pending_effect = NULL,
+                             started_at = COALESCE(started_at, ?), updated_at = ?
+             WHERE id = ? AND status = 'queued' AND available_at <= ?",
+        )
+        .bind(token)
+        .bind(lease_until)
+        .bind(now)
+        .bind(now)
+        .bind(id.to_string())
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// WAITING_* → RUNNING for a decision or an answer. The suspended state stays until the segment
+    /// settles or suspends again, so a release can hand the run back unchanged.
+    pub async fn claim_waiting(
+        &self,
+        id: Uuid,
+        from: RunStatus,
+        token: &str,
+        lease_until: i64,
+    ) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'running', claimed_by = ?, lease_expires = ?, updated_at = ?
+             WHERE id = ? AND status = ?",
+        )
+        .bind(token)
+        .bind(lease_until)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(from.as_str())
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// RUNNING → the waiting status it was claimed from, after a refusal that came after the claim.
+    pub async fn release(&self, id: Uuid, token: &str, to: RunStatus) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET status = ?, claimed_by = NULL, lease_expires = 0, updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ? AND suspended_state IS NOT NULL",
+        )
+        .bind(to.as_str())
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// Renews the lease; false if the segment no longer owns a running run (cancelled or reaped).
+    pub async fn heartbeat(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET lease_expires = ?, updated_at = ? WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(lease_until)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// Records a point a retry may restart from, renewing the lease in the same guarded write.
+    pub async fn checkpoint(
+        &self,
+        id: Uuid,
+        token: &str,
+        checkpoint: &str,
+        rounds: u32,
+        lease_until: i64,
+    ) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET checkpoint = ?, rounds = ?, lease_expires = ?, updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(checkpoint)
+        .bind(i64::from(rounds))
+        .bind(lease_until)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// The write fence: stamped before a write runs, in the same write that renews the lease, so a
+    /// write never runs in a segment that has lost its run.
+    pub async fn stamp_effect(
+        &self,
+        id: Uuid,
+        token: &str,
+        effect: ToolEffect,
+        lease_until: i64,
+    ) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET pending_effect = ?, lease_expires = ?, updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(effect.as_str())
+        .bind(lease_until)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    pub async fn clear_effect(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET pending_effect = NULL, lease_expires = ?, updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(lease_until)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// RUNNING → WAITING_*: stores the state and drops the lease (the reaper ignores waiting runs).
+    pub async fn suspend(
+        &self,
+        id: Uuid,
+        token: &str,
+        to: RunStatus,
+        state: &str,
+        rounds: u32,
+    ) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET status = ?, suspended_state = ?, rounds = ?, claimed_by = NULL, lease_expires = 0,
+                             pending_effect = NULL, updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(to.as_str())
+        .bind(state)
+        .bind(i64::from(rounds))
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// RUNNING (owned by `token`) → a terminal status. Loses silently against a cancel, which is
+    /// what keeps a late settle from resurrecting a cancelled run.
+    pub async fn finish_owned(&self, id: Uuid, token: &str, settle: Settle<'_>) -> Result<bool, StoreError> {
+        let now = now();
+        let result = sqlx::query(
+            "UPDATE runs SET status = ?, termination_reason = ?, answer = ?, rounds = COALESCE(?, rounds), truncated = ?,
+                             suspended_state = NULL, checkpoint = NULL, claimed_by = NULL, lease_expires = 0,
+                             pending_effect = NULL, finished_at = ?, updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(settle.status.as_str())
+        .bind(settle.reason)
+        .bind(settle.answer)
+        .bind(settle.rounds.map(i64::from))
+        .bind(settle.truncated)
+        .bind(now)
+        .bind(now)
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// Any non-terminal status → CANCELLED. The pending effect stays stamped: a cancelled write
+    /// must read as interrupted.
+    pub async fn cancel(&self, id: Uuid) -> Result<bool, StoreError> {
+        let now = now();
+        let result = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE runs SET status = 'cancelled', termination_reason = 'cancelled', suspended_state = NULL,
+                             checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
+             WHERE id = ? AND status IN {NOT_TERMINAL}"
+        )))
+        .bind(now)
+        .bind(now)
+        .bind(id.to_string())
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// WAITING_* → CANCELLED only; a run being carried on or already decided is left alone.
+    pub async fn cancel_if_waiting(&self, id: Uuid) -> Result<bool, StoreError> {
+        let now = now();
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'cancelled', termination_reason = 'cancelled', suspended_state = NULL,
+                             checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
+             WHERE id = ? AND status IN ('waiting_for_approval', 'waiting_for_input')",
+        )
+        .bind(now)
+        .bind(now)
+        .bind(id.to_string())
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    /// A failing segment hands its run back to the queue (owner-guarded).
+    pub async fn requeue_owned(&self, id: Uuid, token: &str, available_at: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
+                             claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
+                             updated_at = ?
+             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+        )
+        .bind(available_at)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    pub async fn stale_running(&self, now: i64) -> Result<Vec<StaleRun>, StoreError> {
+        let rows: Vec<(String, i64, Option<String>)> = sqlx::query_as(
+            "SELECT id, requeue_count, pending_effect FROM runs
+             WHERE status = 'running' AND lease_expires > 0 AND lease_expires < ? ORDER BY lease_expires",
+        )
+        .bind(now)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(id, requeue_count, effect)| {
+                let id = Uuid::parse_str(&id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))?;
+                let pending_effect = match effect.as_deref() {
+                    None => None,
+                    Some(e) => Some(ToolEffect::parse(e).ok_or_else(|| StoreError::Corrupt(format!("effect {e:?}")))?),
+                };
+                Ok(StaleRun { id, requeue_count: small(requeue_count), pending_effect })
+            })
+            .collect()
+    }
+
+    /// Staleness is checked again inside the write, so a heartbeat that lands first wins. A
+    /// non-idempotent stamp is re-checked too: such a run is never requeued.
+    pub async fn requeue_stale(&self, id: Uuid, now: i64, available_at: i64) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
+                             claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
+                             updated_at = ?
+             WHERE id = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?
+               AND (pending_effect IS NULL OR pending_effect <> 'non_idempotent_write')",
+        )
+        .bind(available_at)
+        .bind(now)
+        .bind(id.to_string())
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    pub async fn dead_letter_stale(&self, id: Uuid, now: i64, reason: &str) -> Result<bool, StoreError> {
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'failed', termination_reason = ?, suspended_state = NULL, checkpoint = NULL,
+                             claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
+             WHERE id = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?",
+        )
+        .bind(reason)
+        .bind(now)
+        .bind(now)
+        .bind(id.to_string())
+        .bind(now)
+        .execute(&self.pool)
+        .await?;
+        Ok(won(result))
+    }
+
+    pub async fn due_queued(&self, now: i64, limit: u32) -> Result<Vec<Uuid>, StoreError> {
+        let ids: Vec<String> = sqlx::query_scalar(
+            "SELECT id FROM runs WHERE status = 'queued' AND available_at <= ? ORDER BY created_at, id LIMIT ?",
+        )
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        ids.iter()
+            .map(|id| Uuid::parse_str(id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}"))))
+            .collect()
+    }
+
+    /// Sequence numbers come from the same statement that inserts, so they stay strictly increasing
+    /// per run without a separate counter (SQLite runs one writing statement at a time).
+    pub async fn append_event(
+        &self,
+        id: Uuid,
+        kind: EventKind,
+        round: u32,
+        payload: &serde_json::Value,
+    ) -> Result<(), StoreError> {
+        let run_id = id.to_string();
+        sqlx::query(
+            "INSERT INTO run_events (run_id, sequence, kind, round, payload, created_at)
+             SELECT ?, COALESCE(MAX(sequence) + 1, 0), ?, ?, ?, ? FROM run_events WHERE run_id = ?",
+        )
+        .bind(&run_id)
+        .bind(kind.as_str())
+        .bind(i64::from(round))
+        .bind(payload.to_string())
+        .bind(now())
+        .bind(&run_id)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn events(&self, id: Uuid, after_sequence: i64) -> Result<Vec<RunEvent>, StoreError> {
+        let rows: Vec<EventRow> = sqlx::query_as(
+            "SELECT sequence, kind, round, payload, created_at FROM run_events
+             WHERE run_id = ? AND sequence > ? ORDER BY sequence",
+        )
+        .bind(id.to_string())
+        .bind(after_sequence)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                let kind = EventKind::parse(&row.kind)
+                    .ok_or_else(|| StoreError::Corrupt(format!("event kind {:?}", row.kind)))?;
+                let payload = serde_json::from_str(&row.payload)
+                    .map_err(|_| StoreError::Corrupt(format!("event payload of sequence {}", row.sequence)))?;
+                Ok(RunEvent { sequence: row.sequence, kind, round: small(row.round), payload, created_at: row.created_at })
+            })
+            .collect()
+    }
+
+    pub async fn configuration_active(&self, name: &str) -> Result<bool, StoreError> {
+        let active: Option<bool> = sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = ?")
+            .bind(name)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(active.unwrap_or(true))
+    }
+
+    pub async fn set_configuration_active(&self, name: &str, active: bool) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO run_configurations (name, active, updated_at) VALUES (?, ?, ?)
+             ON CONFLICT (name) DO UPDATE SET active = excluded.active, updated_at = excluded.updated_at",
+        )
+        .bind(name)
+        .bind(active)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+}

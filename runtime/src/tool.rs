@@ -1,0 +1,328 @@
+//! Tools the model may call, what they declare about themselves, and the registry that holds them.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::input::check_schema;
+use crate::provider::ToolDefinition;
+use crate::run::Actor;
+
+/// What running a tool does to the world. A code property of the tool, never configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffect {
+    ReadOnly,
+    /// Running it twice leaves the same state as once; a crashed run may retry it.
+    IdempotentWrite,
+    /// Running it twice may do harm; an interrupted run that stamped it is never retried.
+    NonIdempotentWrite,
+}
+
+impl ToolEffect {
+    pub fn is_write(self) -> bool {
+        !matches!(self, ToolEffect::ReadOnly)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolEffect::ReadOnly => "read_only",
+            ToolEffect::IdempotentWrite => "idempotent_write",
+            ToolEffect::NonIdempotentWrite => "non_idempotent_write",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "read_only" => ToolEffect::ReadOnly,
+            "idempotent_write" => ToolEffect::IdempotentWrite,
+            "non_idempotent_write" => ToolEffect::NonIdempotentWrite,
+            _ => return None,
+        })
+    }
+}
+
+/// A tool's declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema (an object schema) of the arguments the model must send.
+    pub parameters: Value,
+    pub effect: ToolEffect,
+    /// Set when the tool asks the user before it runs. The schema here is the general shape; a
+    /// tool may build a schema per call with [`Tool::input_schema_for`].
+    pub input_schema: Option<Value>,
+    /// Makes a read approval-bound (an operator's choice for e.g. fetching outside pages). Writes
+    /// always need approval: "write without approval" cannot be expressed.
+    pub requires_approval: bool,
+}
+
+impl ToolSpec {
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        ToolSpec {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+            effect: ToolEffect::ReadOnly,
+            input_schema: None,
+            requires_approval: false,
+        }
+    }
+
+    pub fn with_effect(mut self, effect: ToolEffect) -> Self {
+        self.effect = effect;
+        self
+    }
+
+    pub fn with_input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    pub fn with_required_approval(mut self) -> Self {
+        self.requires_approval = true;
+        self
+    }
+
+    pub fn needs_approval(&self) -> bool {
+        self.requires_approval || self.effect.is_write()
+    }
+
+    pub fn asks_input(&self) -> bool {
+        self.input_schema.is_some()
+    }
+
+    pub fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: self.parameters.clone(),
+        }
+    }
+}
+
+/// What a tool learns about the call it runs for. Tools always run as the run's owner, whoever
+/// approved or answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolContext {
+    pub run_id: Uuid,
+    pub owner: Actor,
+    pub round: u32,
+}
+
+/// A tool failure. Only [`ToolError::Rejected`] text reaches the model; everything else becomes a
+/// fixed sentence, because internal errors may carry paths, SQL or credentials.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments are unusable. The message is tool-authored and safe to show the model, so it
+    /// can correct itself.
+    #[error("{0}")]
+    Rejected(String),
+    #[error("tool failed: {0}")]
+    Failed(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ToolError {
+    pub fn failed(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        ToolError::Failed(error.into())
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+
+    /// Who may run this tool. Checked for the owner when offering, for an approver against every
+    /// pending write, and for a submitter against every pending call.
+    fn permits(&self, actor: &Actor) -> bool {
+        let _ = actor;
+        true
+    }
+
+    /// The schema this call asks with. `Ok(None)`: this call asks nothing. An error means the
+    /// arguments cannot form a question: the call is not paused and its execution reports the error.
+    fn input_schema_for(&self, arguments: &Value) -> Result<Option<Value>, ToolError> {
+        let _ = arguments;
+        Ok(self.spec().input_schema)
+    }
+
+    /// `arguments` are model-chosen (and on an input resume, carry the user's answer): untrusted.
+    async fn execute(&self, arguments: Value, context: &ToolContext) -> Result<String, ToolError>;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("a tool needs a non-empty name")]
+    EmptyName,
+    #[error("tool {0:?} is registered twice")]
+    DuplicateName(String),
+    /// A write (or any approval-bound tool) may not also ask: an approval's continuation carries no
+    /// input, so the question could never be answered.
+    #[error("tool {0:?} needs approval and asks for input; a tool may do only one of the two")]
+    ApprovalAndInput(String),
+    #[error("tool {name:?} declares unusable parameters: {problem}")]
+    InvalidParameters { name: String, problem: String },
+    #[error("tool {name:?} declares an unusable input schema: {problem}")]
+    InvalidInputSchema { name: String, problem: String },
+}
+
+/// A registered tool with the spec it declared at registration.
+#[derive(Clone)]
+pub struct RegisteredTool {
+    pub spec: ToolSpec,
+    pub tool: Arc<dyn Tool>,
+}
+
+impl std::fmt::Debug for RegisteredTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredTool").field("spec", &self.spec).finish_non_exhaustive()
+    }
+}
+
+/// The tools a runtime knows. Filled once at start-up; rules are checked at registration, so a
+/// misdeclared tool stops the boot instead of surprising a run.
+#[derive(Debug, Default, Clone)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, RegisteredTool>,
+}
+
+impl ToolRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let mut spec = tool.spec();
+        if spec.name.trim().is_empty() {
+            return Err(RegistryError::EmptyName);
+        }
+        if self.tools.contains_key(&spec.name) {
+            return Err(RegistryError::DuplicateName(spec.name));
+        }
+        if spec.asks_input() && spec.needs_approval() {
+            return Err(RegistryError::ApprovalAndInput(spec.name));
+        }
+        normalise_parameters(&mut spec)?;
+        if let Some(schema) = &spec.input_schema {
+            check_schema(schema).map_err(|e| RegistryError::InvalidInputSchema {
+                name: spec.name.clone(),
+                problem: e.0,
+            })?;
+        }
+        self.tools.insert(spec.name.clone(), RegisteredTool { spec, tool });
+        Ok(())
+    }
+
+    /// Builder form of [`ToolRegistry::register`].
+    pub fn with(mut self, tool: Arc<dyn Tool>) -> Result<Self, RegistryError> {
+        self.register(tool)?;
+        Ok(self)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.values()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// Providers reject `"properties": []` and schemas without a type; fix what is harmless, refuse
+/// what is not an object schema.
+fn normalise_parameters(spec: &mut ToolSpec) -> Result<(), RegistryError> {
+    let invalid = |problem: &str| RegistryError::InvalidParameters { name: spec.name.clone(), problem: problem.into() };
+    let Value::Object(map) = &mut spec.parameters else {
+        return Err(invalid("not a JSON object"));
+    };
+    match map.get("type") {
+        None => {
+            map.insert("type".into(), Value::String("object".into()));
+        }
+        Some(Value::String(kind)) if kind == "object" => {}
+        Some(_) => return Err(invalid("type is not \"object\"")),
+    }
+    match map.get("properties") {
+        None | Some(Value::Array(_)) => {
+            map.insert("properties".into(), Value::Object(Default::default()));
+        }
+        Some(Value::Object(_)) => {}
+        Some(_) => return Err(invalid("properties is not an object")),
+    }
+    if let Err(error) = jsonschema::validator_for(&spec.parameters) {
+        return Err(RegistryError::InvalidParameters { name: spec.name.clone(), problem: error.to_string() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    struct Fixed(ToolSpec);
+
+    #[async_trait]
+    impl Tool for Fixed {
+        fn spec(&self) -> ToolSpec {
+            self.0.clone()
+        }
+        async fn execute(&self, _: Value, _: &ToolContext) -> Result<String, ToolError> {
+            Ok(String::new())
+        }
+    }
+
+    fn tool(spec: ToolSpec) -> Arc<dyn Tool> {
+        Arc::new(Fixed(spec))
+    }
+
+    fn ask() -> Value {
+        json!({"type": "object", "properties": {"answer": {"type": "string"}}})
+    }
+
+    #[test]
+    fn rejects_a_tool_that_writes_and_asks() {
+        for effect in [ToolEffect::IdempotentWrite, ToolEffect::NonIdempotentWrite] {
+            let spec = ToolSpec::new("w", "", json!({})).with_effect(effect).with_input_schema(ask());
+            assert_eq!(ToolRegistry::new().register(tool(spec)), Err(RegistryError::ApprovalAndInput("w".into())));
+        }
+        let approval_bound_read = ToolSpec::new("r", "", json!({})).with_required_approval().with_input_schema(ask());
+        assert!(matches!(ToolRegistry::new().register(tool(approval_bound_read)), Err(RegistryError::ApprovalAndInput(_))));
+        let asking_read = ToolSpec::new("ok", "", json!({})).with_input_schema(ask());
+        assert_eq!(ToolRegistry::new().register(tool(asking_read)), Ok(()));
+    }
+
+    #[test]
+    fn rejects_duplicate_and_empty_names() {
+        let mut registry = ToolRegistry::new();
+        registry.register(tool(ToolSpec::new("read", "", json!({})))).unwrap();
+        let again = registry.register(tool(ToolSpec::new("read", "other", json!({}))));
+        assert_eq!(again, Err(RegistryError::DuplicateName("read".into())));
+        assert_eq!(registry.register(tool(ToolSpec::new(" ", "", json!({})))), Err(RegistryError::EmptyName));
+        assert_eq!(registry.names().collect::<Vec<_>>(), ["read"]);
+    }
+
+    #[test]
+    fn normalises_parameters_and_refuses_non_object_schemas() {
+        let mut registry = ToolRegistry::new();
+        registry.register(tool(ToolSpec::new("a", "", json!({"properties": []})))).unwrap();
+        assert_eq!(registry.get("a").unwrap().spec.parameters, json!({"type": "object", "properties": {}}));
+        let bad = registry.register(tool(ToolSpec::new("b", "", json!({"type": "string"}))));
+        assert!(matches!(bad, Err(RegistryError::InvalidParameters { .. })));
+        let degenerate_input = registry.register(tool(ToolSpec::new("c", "", json!({})).with_input_schema(json!({}))));
+        assert!(matches!(degenerate_input, Err(RegistryError::InvalidInputSchema { .. })));
+    }
+}

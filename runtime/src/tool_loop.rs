@@ -1,0 +1,475 @@
+//! One executing segment of a run: provider rounds, the approval and input scans, tool execution,
+//! and the resumes after a decision or an answer.
+//!
+//! The segment owns its run through a claim token. Every step boundary renews the lease under that
+//! token; when the renewal fails the run was cancelled or taken away, and the segment stops without
+//! writing anything further.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use uuid::Uuid;
+
+use crate::digest;
+use crate::input::{check_schema, overlay};
+use crate::message::{ChatMessage, ToolCall};
+use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
+use crate::run::{Actor, DenialReason, EventKind, RunStatus};
+use crate::store::{now, Store, StoreError};
+use crate::tool::{RegisteredTool, ToolContext, ToolError, ToolRegistry};
+
+/// Tool results are bounded: a tool could otherwise flood the model's context.
+const MAX_RESULT_BYTES: usize = 50_000;
+
+/// What a waiting run stores: the transcript including the assistant turn that asked for tools,
+/// and the calls of that turn that still need a result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SuspendedState {
+    pub messages: Vec<ChatMessage>,
+    pub pending_calls: Vec<ToolCall>,
+    /// Present exactly when the run waits for input; its presence is the pause kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<PendingInput>,
+    #[serde(default)]
+    pub rounds: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PendingInput {
+    pub tool_name: String,
+    pub call_id: String,
+    pub schema: Value,
+}
+
+impl SuspendedState {
+    pub fn status(&self) -> RunStatus {
+        if self.input.is_some() {
+            RunStatus::WaitingForInput
+        } else {
+            RunStatus::WaitingForApproval
+        }
+    }
+
+    pub fn digest(&self) -> String {
+        match &self.input {
+            Some(input) => digest::input_digest(&self.pending_calls, &input.tool_name, &input.call_id, &input.schema),
+            None => digest::approval_digest(&self.pending_calls),
+        }
+    }
+}
+
+/// A segment stopped early. The runtime decides what becomes of the run.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Cancelled,
+    LeaseLost,
+    Provider(ProviderError),
+    /// A tool produced an input schema nobody can answer: a programming error, not a user's.
+    Misconfigured(String),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Stop {
+    fn from(error: StoreError) -> Self {
+        Stop::Store(error)
+    }
+}
+
+pub(crate) enum Finish {
+    Completed { answer: String, truncated: bool },
+    Suspend(SuspendedState),
+}
+
+/// How a decision on an approval pause is fed back.
+pub(crate) struct Verdict {
+    pub approved: bool,
+    pub decided_by: i64,
+    pub reason: Option<DenialReason>,
+}
+
+pub(crate) struct Segment<'a> {
+    pub store: &'a Store,
+    pub registry: &'a ToolRegistry,
+    pub provider: &'a dyn ModelProvider,
+    pub run_id: Uuid,
+    pub token: String,
+    pub lease_seconds: i64,
+    pub owner: Actor,
+    pub allowed_tools: Option<HashSet<String>>,
+    pub max_rounds: u32,
+    pub process: bool,
+    /// Rounds over the run's whole life; each segment gets `max_rounds` of its own.
+    pub rounds: u32,
+    /// The transcript as far as this segment got, whatever way it ends.
+    pub transcript: Vec<ChatMessage>,
+}
+
+impl Segment<'_> {
+    fn lease_until(&self) -> i64 {
+        now().saturating_add(self.lease_seconds)
+    }
+
+    /// Whoever took the run away tells us why: a cancel leaves CANCELLED, anything else is a loss.
+    async fn why_lost(&self) -> Stop {
+        match self.store.status(self.run_id).await {
+            Ok(Some(RunStatus::Cancelled)) => Stop::Cancelled,
+            _ => Stop::LeaseLost,
+        }
+    }
+
+    async fn owned(&self, still_owned: Result<bool, StoreError>) -> Result<(), Stop> {
+        match still_owned? {
+            true => Ok(()),
+            false => Err(self.why_lost().await),
+        }
+    }
+
+    /// The cooperative cancellation point, and the heartbeat.
+    async fn boundary(&self) -> Result<(), Stop> {
+        self.owned(self.store.heartbeat(self.run_id, &self.token, self.lease_until()).await).await
+    }
+
+    async fn checkpoint(&self) -> Result<(), Stop> {
+        let encoded = serde_json::to_string(&self.transcript)
+            .map_err(|e| Stop::Store(StoreError::Corrupt(format!("transcript not encodable: {e}"))))?;
+        let saved = self.store.checkpoint(self.run_id, &self.token, &encoded, self.rounds, self.lease_until()).await;
+        self.owned(saved).await
+    }
+
+    /// Events are an audit trail, not control flow: a failed write is logged and the run goes on.
+    async fn event(&self, kind: EventKind, payload: Value) {
+        if let Err(error) = self.store.append_event(self.run_id, kind, self.rounds, &payload).await {
+            tracing::warn!(run = %self.run_id, kind = kind.as_str(), %error, "run event not recorded");
+        }
+    }
+
+    /// Registered, inside the run's allow-list, and runnable by the owner.
+    fn offered(&self, name: &str) -> Option<&RegisteredTool> {
+        let tool = self.registry.get(name)?;
+        if let Some(allowed) = &self.allowed_tools {
+            if !allowed.contains(name) {
+                return None;
+            }
+        }
+        tool.tool.permits(&self.owner).then_some(tool)
+    }
+
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        self.registry
+            .iter()
+            .filter(|tool| self.offered(&tool.spec.name).is_some())
+            .map(|tool| tool.spec.definition())
+            .collect()
+    }
+
+    async fn complete(&mut self, tools: Vec<ToolDefinition>) -> Result<Completion, Stop> {
+        self.event(EventKind::Request, json!({ "tools": tools.len() })).await;
+        let request = CompletionRequest { messages: self.transcript.clone(), tools };
+        let completion = self.provider.complete(request).await.map_err(Stop::Provider)?;
+        self.event(EventKind::Llm, json!({ "tool_calls": completion.tool_calls.len() })).await;
+        Ok(completion)
+    }
+
+    /// A fresh segment from the transcript (a new run, or a retry from its checkpoint).
+    pub async fn run(&mut self) -> Result<Finish, Stop> {
+        self.rounds_loop().await
+    }
+
+    async fn rounds_loop(&mut self) -> Result<Finish, Stop> {
+        let definitions = self.definitions();
+        if definitions.is_empty() {
+            // No tools: one plain completion, and no empty `tools` array that providers reject.
+            self.boundary().await?;
+            let completion = self.complete(Vec::new()).await?;
+            self.rounds += 1;
+            return self.finish_with(completion.content, false).await;
+        }
+        for _ in 0..self.max_rounds {
+            self.boundary().await?;
+            let completion = self.complete(definitions.clone()).await?;
+            self.rounds += 1;
+            if completion.tool_calls.is_empty() {
+                return self.finish_with(completion.content, false).await;
+            }
+            self.boundary().await?;
+            let calls = unique_call_ids(completion.tool_calls, self.rounds);
+            self.transcript.push(ChatMessage::assistant_with_tool_calls(completion.content, calls.clone()));
+            if let Some(state) = self.handle_turn(calls).await? {
+                return Ok(Finish::Suspend(state));
+            }
+            self.checkpoint().await?;
+        }
+        // The cap was reached with tool results the model has not seen: let it close without tools.
+        self.boundary().await?;
+        let closing = self.complete(Vec::new()).await?;
+        self.finish_with(closing.content, true).await
+    }
+
+    async fn finish_with(&mut self, answer: String, truncated: bool) -> Result<Finish, Stop> {
+        self.boundary().await?;
+        self.transcript.push(ChatMessage::assistant(answer.clone()));
+        Ok(Finish::Completed { answer, truncated })
+    }
+
+    fn suspended(&self, pending_calls: Vec<ToolCall>, input: Option<PendingInput>) -> SuspendedState {
+        SuspendedState { messages: self.transcript.clone(), pending_calls, input, rounds: self.rounds }
+    }
+
+    /// Approval scan over the whole turn first, then the input scan, else execute every call.
+    async fn handle_turn(&mut self, calls: Vec<ToolCall>) -> Result<Option<SuspendedState>, Stop> {
+        let approval_bound: Vec<usize> = calls
+            .iter()
+            .enumerate()
+            .filter(|(_, call)| self.offered(&call.name).is_some_and(|tool| tool.spec.needs_approval()))
+            .map(|(index, _)| index)
+            .collect();
+        if !approval_bound.is_empty() {
+            if self.process {
+                return self.process_turn(calls, &approval_bound).await.map(Some);
+            }
+            // The whole turn waits, reads included: one verdict applies to all of it.
+            return Ok(Some(self.suspended(calls, None)));
+        }
+        for call in &calls {
+            let Some(tool) = self.offered(&call.name) else { continue };
+            if !tool.spec.asks_input() {
+                continue;
+            }
+            // A call whose arguments cannot form a question is not paused; running it reports why.
+            if let Ok(Some(schema)) = tool.tool.input_schema_for(&call.arguments) {
+                check_schema(&schema)
+                    .map_err(|e| Stop::Misconfigured(format!("tool {:?}: {}", call.name, e.0)))?;
+                let input = PendingInput { tool_name: call.name.clone(), call_id: call.id.clone(), schema };
+                return Ok(Some(self.suspended(calls, Some(input))));
+            }
+        }
+        for call in calls {
+            let result = self.invoke(&call, call.arguments.clone()).await?;
+            self.transcript.push(ChatMessage::tool_result(call.id, result));
+        }
+        Ok(None)
+    }
+
+    /// A process run proposes one thing per turn: the first write (else the first approval-bound
+    /// call) waits; reads run now; everything else is refused. The stored turn is reordered so the
+    /// pending call comes last, after the results of the others, for providers that pair results
+    /// with calls by position.
+    async fn process_turn(&mut self, calls: Vec<ToolCall>, approval_bound: &[usize]) -> Result<SuspendedState, Stop> {
+        let pending_index = approval_bound
+            .iter()
+            .copied()
+            .find(|&index| self.offered(&calls[index].name).is_some_and(|tool| tool.spec.effect.is_write()))
+            .unwrap_or(approval_bound[0]);
+        let mut settled = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            if index == pending_index {
+                continue;
+            }
+            let result = if approval_bound.contains(&index) {
+                format!(
+                    "Error: tool \"{}\" was not executed: a process proposes one change per turn, and another \
+                     proposal waits for approval.",
+                    call.name
+                )
+            } else {
+                match self.offered(&call.name) {
+                    Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
+                    Some(_) => self.invoke(call, call.arguments.clone()).await?,
+                    None => self.refusal_for_unoffered(&call.name),
+                }
+            };
+            settled.push((call.clone(), result));
+        }
+        let pending = calls[pending_index].clone();
+        let mut reordered: Vec<ToolCall> = settled.iter().map(|(call, _)| call.clone()).collect();
+        reordered.push(pending.clone());
+        if let Some(turn) = self.transcript.last_mut() {
+            turn.tool_calls = reordered;
+        }
+        for (call, result) in settled {
+            self.transcript.push(ChatMessage::tool_result(call.id, result));
+        }
+        Ok(self.suspended(vec![pending], None))
+    }
+
+    fn refusal_for_unoffered(&self, name: &str) -> String {
+        if self.registry.get(name).is_none() {
+            format!("Error: unknown tool \"{name}\"")
+        } else {
+            format!("Error: tool \"{name}\" not permitted")
+        }
+    }
+
+    /// Runs one call fail-soft: whatever goes wrong becomes result text for the model. Only losing
+    /// the run stops the segment.
+    async fn invoke(&mut self, call: &ToolCall, arguments: Value) -> Result<String, Stop> {
+        let Some(tool) = self.offered(&call.name).cloned() else {
+            let text = self.refusal_for_unoffered(&call.name);
+            self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" })).await;
+            return Ok(text);
+        };
+        let effect = tool.spec.effect;
+        if effect.is_write() {
+            let stamped = self.store.stamp_effect(self.run_id, &self.token, effect, self.lease_until()).await;
+            self.owned(stamped).await?;
+        }
+        let context = ToolContext { run_id: self.run_id, owner: self.owner, round: self.rounds };
+        let result = tool.tool.execute(arguments, &context).await;
+        if effect.is_write() {
+            let cleared = self.store.clear_effect(self.run_id, &self.token, self.lease_until()).await;
+            self.owned(cleared).await?;
+        }
+        let (text, outcome) = match result {
+            Ok(text) => (bounded(text), "ok"),
+            Err(ToolError::Rejected(problem)) => (
+                bounded(format!("Error: tool \"{}\" rejected its arguments: {problem}", call.name)),
+                "rejected",
+            ),
+            Err(ToolError::Failed(error)) => {
+                // The error may hold paths, SQL or credentials: logged here, never sent to the model.
+                tracing::warn!(run = %self.run_id, tool = %call.name, %error, "tool failed");
+                (format!("Error: tool \"{}\" failed.", call.name), "failed")
+            }
+        };
+        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() }))
+            .await;
+        self.boundary().await?;
+        Ok(text)
+    }
+
+    /// Continues after a verdict on an approval pause. Every pending call gets exactly one result.
+    pub async fn resume_approval(&mut self, state: SuspendedState, verdict: Verdict) -> Result<Finish, Stop> {
+        self.transcript = state.messages;
+        self.rounds = state.rounds;
+        for call in &state.pending_calls {
+            let text = if !verdict.approved {
+                self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "denied" })).await;
+                self.denial_text(call, &verdict)
+            } else {
+                match self.offered(&call.name) {
+                    None => {
+                        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" })).await;
+                        format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name)
+                    }
+                    // An approval's continuation carries no input, so an asking tool cannot run here.
+                    Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
+                    Some(_) => self.invoke(call, call.arguments.clone()).await?,
+                }
+            };
+            self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+        }
+        self.checkpoint().await?;
+        self.rounds_loop().await
+    }
+
+    fn denial_text(&self, call: &ToolCall, verdict: &Verdict) -> String {
+        let (token, who) = if verdict.decided_by == self.owner.user_id {
+            ("run_owner", "by the run owner")
+        } else {
+            ("other_user", "by another user")
+        };
+        // A reason only makes sense for a proposed change; a gone tool counts as one.
+        let declares_write = self.registry.get(&call.name).is_none_or(|tool| tool.spec.effect.is_write());
+        let reason = verdict.reason.filter(|_| declares_write);
+        let reason_token = reason.map(|r| format!(", reason: {}", r.as_str())).unwrap_or_default();
+        let advice = match reason {
+            Some(DenialReason::Variant) => "Propose a different version of this change.",
+            Some(DenialReason::Skip) => "Do not propose this change again; move on.",
+            None => "Ask whether the change should be proposed again.",
+        };
+        format!(
+            "Error: approval_denied (decided_by: {token}{reason_token}). The approval for tool \"{}\" was declined \
+             {who}. Nothing was executed. {advice}",
+            call.name
+        )
+    }
+
+    /// Continues after an answer: the asking call (matched by call id) runs with the answer folded
+    /// in; a second question or an approval-bound call of the same turn is refused, never run.
+    pub async fn resume_input(&mut self, state: SuspendedState, values: &Map<String, Value>) -> Result<Finish, Stop> {
+        self.transcript = state.messages;
+        self.rounds = state.rounds;
+        let Some(input) = state.input else {
+            return Err(Stop::Store(StoreError::Corrupt("input resume without an input pause".into())));
+        };
+        for call in &state.pending_calls {
+            let text = if call.id == input.call_id {
+                match self.offered(&call.name) {
+                    Some(_) => {
+                        let arguments = overlay(&call.arguments, values, &input.schema);
+                        self.invoke(call, arguments).await?
+                    }
+                    None => format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name),
+                }
+            } else {
+                match self.offered(&call.name) {
+                    Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
+                    Some(tool) if tool.spec.needs_approval() => {
+                        format!("Error: tool \"{}\" requires approval that was not given.", call.name)
+                    }
+                    Some(_) => self.invoke(call, call.arguments.clone()).await?,
+                    None if self.registry.get(&call.name).is_none() => format!("Error: unknown tool \"{}\"", call.name),
+                    None => format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name),
+                }
+            };
+            self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+        }
+        self.checkpoint().await?;
+        self.rounds_loop().await
+    }
+}
+
+fn not_provided(name: &str) -> String {
+    format!("Error: tool \"{name}\" requires input that was not provided.")
+}
+
+/// Every call needs an id its result can name; some local models send none or repeat one.
+fn unique_call_ids(calls: Vec<ToolCall>, round: u32) -> Vec<ToolCall> {
+    let mut seen = HashSet::new();
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut call)| {
+            if call.id.trim().is_empty() || !seen.insert(call.id.clone()) {
+                call.id = format!("call_{round}_{index}");
+                seen.insert(call.id.clone());
+            }
+            call
+        })
+        .collect()
+}
+
+fn bounded(mut text: String) -> String {
+    if text.len() > MAX_RESULT_BYTES {
+        let mut end = MAX_RESULT_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str(" [truncated]");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_ids_are_made_unique() {
+        let call = |id: &str| ToolCall { id: id.into(), name: "t".into(), arguments: json!({}) };
+        let ids: Vec<String> =
+            unique_call_ids(vec![call("a"), call(""), call("a")], 2).into_iter().map(|c| c.id).collect();
+        assert_eq!(ids, ["a", "call_2_1", "call_2_2"]);
+    }
+
+    #[test]
+    fn results_are_bounded_on_a_char_boundary() {
+        let long = "é".repeat(MAX_RESULT_BYTES);
+        let cut = bounded(long);
+        assert!(cut.len() <= MAX_RESULT_BYTES + " [truncated]".len());
+        assert!(cut.ends_with(" [truncated]"));
+        assert_eq!(bounded("short".into()), "short");
+    }
+}

@@ -1,0 +1,9 @@
+//! Integration tests of the runtime against a real SQLite file.
+
+mod flows;
+mod openai;
+mod races;
+mod reaper;
+mod refusals;
+mod restart;
+mod support;
