@@ -53,10 +53,11 @@ pub async fn list_conversations() -> Result<Vec<ConversationSummary>, AppError> 
 }
 
 #[server(endpoint = "create_conversation")]
-pub async fn create_conversation() -> Result<String, AppError> {
+pub async fn create_conversation(skill: Option<String>) -> Result<String, AppError> {
     use crate::backend::{backend, current_user, fail};
     let user = current_user().map_err(fail)?;
-    let id = backend()?.create_conversation(&user).await.map_err(fail)?;
+    let skill = skill.filter(|skill| !skill.is_empty());
+    let id = backend()?.create_conversation(&user, skill.as_deref()).await.map_err(fail)?;
     leptos_axum::redirect(&format!("/c/{id}"));
     Ok(id)
 }
@@ -86,4 +87,50 @@ pub async fn set_language(language: String) -> Result<(), AppError> {
         code => Some(Lang::parse(code).ok_or(AppError::Invalid(Text::Language)).map_err(fail)?),
     };
     backend()?.set_language(&user, language).await.map_err(fail)
+}
+
+/// Answers the question the conversation waits on: a button (`choice`, the option's value as JSON),
+/// typed text (`free_text`) or a filled form (`fields`). Exactly one of them.
+#[server(endpoint = "answer")]
+pub async fn answer(
+    conversation_id: String,
+    digest: String,
+    choice: Option<String>,
+    free_text: Option<String>,
+    fields: Option<std::collections::BTreeMap<String, String>>,
+) -> Result<(), AppError> {
+    use crate::backend::{backend, current_user, fail, request_lang};
+    use crate::input_form::InputAnswer;
+    let user = current_user().map_err(fail)?;
+    let given = (choice.filter(|c| !c.is_empty()), free_text.filter(|t| !t.is_empty()), fields);
+    let answer = match given {
+        (Some(choice), None, None) => {
+            // Anything that is not JSON cannot equal an offered value.
+            let value = serde_json::from_str(&choice).map_err(|_| fail(AppError::AnswerNotOffered))?;
+            InputAnswer::Choice(value)
+        }
+        (None, Some(text), None) => InputAnswer::FreeText(text),
+        (None, None, Some(fields)) => InputAnswer::FormFields(fields),
+        _ => return Err(fail(AppError::AnswerNotOffered)),
+    };
+    backend()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await.map_err(fail)
+}
+
+/// Decides on the approval card: `approve`, `deny`, or in a process run `variant` or `skip`.
+#[server(endpoint = "decide")]
+pub async fn decide(conversation_id: String, digest: String, decision: String) -> Result<(), AppError> {
+    use crate::backend::{backend, current_user, fail, request_lang};
+    use crate::i18n::Text;
+    use crate::model::CardDecision;
+    let user = current_user().map_err(fail)?;
+    let decision = CardDecision::parse(&decision).ok_or(AppError::Invalid(Text::ErrorTransport)).map_err(fail)?;
+    backend()?.decide(&user, &conversation_id, &digest, decision, request_lang()).await.map_err(fail)
+}
+
+/// Runs a failed turn again over the transcript as it is.
+#[server(endpoint = "retry")]
+pub async fn retry(conversation_id: String) -> Result<(), AppError> {
+    use crate::backend::{backend, current_user, fail};
+    let user = current_user().map_err(fail)?;
+    backend()?.retry(&user, &conversation_id).await.map_err(fail)
 }

@@ -33,9 +33,26 @@ pub trait ChatBackend: Send + Sync + 'static {
     async fn logout(&self, session_token: &str) -> Result<(), AppError>;
     async fn session(&self, user: &CurrentUser, lang: crate::i18n::Lang) -> Result<SessionView, AppError>;
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError>;
-    async fn create_conversation(&self, user: &CurrentUser) -> Result<String, AppError>;
+    async fn create_conversation(&self, user: &CurrentUser, skill: Option<&str>) -> Result<String, AppError>;
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: crate::i18n::Lang) -> Result<ConversationView, AppError>;
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
+    async fn answer(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        digest: &str,
+        answer: crate::input_form::InputAnswer,
+        lang: crate::i18n::Lang,
+    ) -> Result<(), AppError>;
+    async fn decide(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        digest: &str,
+        decision: crate::model::CardDecision,
+        lang: crate::i18n::Lang,
+    ) -> Result<(), AppError>;
+    async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     async fn set_language(&self, user: &CurrentUser, language: Option<crate::i18n::Lang>) -> Result<(), AppError>;
 }
 

@@ -34,6 +34,8 @@ pub enum AppError {
     DecisionInFlight,
     #[error("the card still waits for a decision")]
     ApprovalStillPending,
+    #[error("there is nothing to retry")]
+    NotResumable,
     #[error("The request could not be completed: {0}")]
     ServerFn(ServerFnErrorErr),
 }
@@ -55,6 +57,7 @@ impl AppError {
             AppError::CardChanged => Text::ErrorCardChanged,
             AppError::DecisionInFlight => Text::ErrorDecisionInFlight,
             AppError::ApprovalStillPending => Text::ErrorApprovalStillPending,
+            AppError::NotResumable => Text::ErrorNotResumable,
             AppError::ServerFn(_) => Text::ErrorTransport,
         })
     }
@@ -70,7 +73,8 @@ impl AppError {
             | AppError::NotAwaitingApproval
             | AppError::CardChanged
             | AppError::DecisionInFlight
-            | AppError::ApprovalStillPending => 409,
+            | AppError::ApprovalStillPending
+            | AppError::NotResumable => 409,
             AppError::Internal => 500,
             AppError::ServerFn(ServerFnErrorErr::Args(_))
             | AppError::ServerFn(ServerFnErrorErr::MissingArg(_))

@@ -137,6 +137,9 @@ catalogue! {
     HandBackApproverNotPermitted => "Your own permissions do not cover this change, so you may not approve it and nothing was carried out.", "Deine eigenen Rechte decken diese Änderung nicht ab, deshalb darfst du sie nicht freigeben, und es wurde nichts ausgeführt.";
     HandBackConfigurationInactive => "The AI configuration of this chat is switched off, so nothing was carried out. The step waits until it is switched on again; then decide again.", "Die KI-Konfiguration dieses Chats ist ausgeschaltet, deshalb wurde nichts ausgeführt. Der Schritt wartet, bis sie wieder eingeschaltet ist; danach bitte erneut entscheiden.";
     HandBackNotAwaitingApproval => "This step no longer waits for a decision, so nothing was carried out.", "Dieser Schritt wartet nicht mehr auf eine Entscheidung, deshalb wurde nichts ausgeführt.";
+    HandBackNotDelivered => "Your answer or decision did not reach the assistant, so nothing was carried out. Answer or decide again.", "Deine Antwort oder Entscheidung hat den Assistenten nicht erreicht, deshalb wurde nichts ausgeführt. Bitte erneut antworten oder entscheiden.";
+    ErrorNotResumable => "There is nothing to retry in this conversation.", "In dieser Unterhaltung gibt es nichts zu wiederholen.";
+    Retry => "Retry", "Erneut versuchen";
     HandBackUnknown => "The decision could not be carried out. Check the card and decide again.", "Die Entscheidung konnte nicht ausgeführt werden. Bitte die Karte prüfen und erneut entscheiden.";
     // Reply options
     ReplyOptions => "Reply options", "Antwortmöglichkeiten";

@@ -65,6 +65,8 @@ pub enum InputAnswer {
     Choice(Value),
     FreeText(String),
     Fields(Map<String, Value>),
+    /// What an HTML form posts: every value a string, an unticked checkbox absent.
+    FormFields(std::collections::BTreeMap<String, String>),
 }
 
 /// An answer that fits: the values for the runtime, and the line shown in the transcript.
@@ -188,6 +190,9 @@ impl InputPauseForm {
                 })
             }
             (InputPauseForm::Form(form), InputAnswer::Fields(values)) => check_form(form, values, words),
+            (InputPauseForm::Form(form), InputAnswer::FormFields(strings)) => {
+                check_form(form, &typed_from_form(form, strings), words)
+            }
             _ => Err(AnswerNotOffered),
         }
     }
@@ -212,6 +217,34 @@ fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Res
         return Err(AnswerNotOffered);
     }
     Ok(AcceptedAnswer { data, display: lines.join("\n") })
+}
+
+/// Reads posted strings with the form's field kinds: a checkbox is true when present and false
+/// when absent, a select takes the option whose value reads as the posted text. Everything else
+/// stays a string for `coerce` to check.
+fn typed_from_form(form: &Form, strings: &std::collections::BTreeMap<String, String>) -> Map<String, Value> {
+    let mut values = Map::new();
+    for field in &form.fields {
+        let posted = strings.get(&field.name);
+        let value = match field.kind {
+            FieldKind::Boolean => Value::Bool(posted.is_some_and(|text| matches!(text.as_str(), "true" | "on" | "1"))),
+            FieldKind::Select => match posted {
+                Some(text) => field
+                    .options
+                    .iter()
+                    .find(|option| scalar_label(&option.value).as_deref() == Some(text.as_str()))
+                    .map(|option| option.value.clone())
+                    .unwrap_or_else(|| Value::String(text.clone())),
+                None => continue,
+            },
+            _ => match posted {
+                Some(text) => Value::String(text.clone()),
+                None => continue,
+            },
+        };
+        values.insert(field.name.clone(), value);
+    }
+    values
 }
 
 /// The value in the schema's type, and how it reads in the transcript.

@@ -141,3 +141,34 @@ pub struct SessionView {
     pub model_label: String,
     pub model_is_demo: bool,
 }
+
+/// The button the reader pressed on an approval card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CardDecision {
+    Approve,
+    Deny,
+    Variant,
+    Skip,
+}
+
+impl CardDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CardDecision::Approve => "approve",
+            CardDecision::Deny => "deny",
+            CardDecision::Variant => "variant",
+            CardDecision::Skip => "skip",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<CardDecision> {
+        match value {
+            "approve" => Some(CardDecision::Approve),
+            "deny" => Some(CardDecision::Deny),
+            "variant" => Some(CardDecision::Variant),
+            "skip" => Some(CardDecision::Skip),
+            _ => None,
+        }
+    }
+}

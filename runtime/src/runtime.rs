@@ -354,6 +354,18 @@ impl Runtime {
     /// retries remain, else failed. A run interrupted inside a non-idempotent write is failed at
     /// once: retrying could repeat it.
     pub async fn reap_stale(&self, now: i64) -> Result<ReapReport, RuntimeError> {
+        self.reap(now, true).await
+    }
+
+    /// For start-up in a single-process deployment: nothing of this process runs yet, so every
+    /// RUNNING run was interrupted by a process that is gone (a crash, a kill -9). Each is queued
+    /// again at once, without backoff (its provider did not fail), or failed under the same rules
+    /// as the reaper's.
+    pub async fn recover_interrupted(&self) -> Result<ReapReport, RuntimeError> {
+        self.reap(i64::MAX, false).await
+    }
+
+    async fn reap(&self, now: i64, backoff: bool) -> Result<ReapReport, RuntimeError> {
         let mut report = ReapReport::default();
         for stale in self.store.stale_running(now).await? {
             let fenced = stale.pending_effect == Some(ToolEffect::NonIdempotentWrite);
@@ -364,7 +376,8 @@ impl Runtime {
                 (self.store.dead_letter_stale(stale.id, now, reason).await?, false, reason)
             } else {
                 // The backoff runs on the wall clock: `now` only says which leases count as expired.
-                let available_at = crate::store::now().saturating_add(self.settings.backoff(stale.requeue_count));
+                let delay = if backoff { self.settings.backoff(stale.requeue_count) } else { 0 };
+                let available_at = crate::store::now().saturating_add(delay);
                 (self.store.requeue_stale(stale.id, now, available_at).await?, true, "lease_expired")
             };
             if !done {

@@ -486,7 +486,8 @@ impl Store {
 
     /// Staleness is checked again inside the write, so a heartbeat that lands first wins. A
     /// non-idempotent stamp is re-checked too: such a run is never requeued.
-    pub async fn requeue_stale(&self, id: Uuid, now: i64, available_at: i64) -> Result<bool, StoreError> {
+    /// `cutoff` decides which leases count as expired; the row's own times are the wall clock's.
+    pub async fn requeue_stale(&self, id: Uuid, cutoff: i64, available_at: i64) -> Result<bool, StoreError> {
         let result = sqlx::query(
             "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
                              claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
@@ -495,25 +496,26 @@ impl Store {
                AND (pending_effect IS NULL OR pending_effect <> 'non_idempotent_write')",
         )
         .bind(available_at)
-        .bind(now)
+        .bind(now())
         .bind(id.to_string())
-        .bind(now)
+        .bind(cutoff)
         .execute(&self.pool)
         .await?;
         Ok(won(result))
     }
 
-    pub async fn dead_letter_stale(&self, id: Uuid, now: i64, reason: &str) -> Result<bool, StoreError> {
+    pub async fn dead_letter_stale(&self, id: Uuid, cutoff: i64, reason: &str) -> Result<bool, StoreError> {
+        let at = now();
         let result = sqlx::query(
             "UPDATE runs SET status = 'failed', termination_reason = ?, suspended_state = NULL, checkpoint = NULL,
                              claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
              WHERE id = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?",
         )
         .bind(reason)
-        .bind(now)
-        .bind(now)
+        .bind(at)
+        .bind(at)
         .bind(id.to_string())
-        .bind(now)
+        .bind(cutoff)
         .execute(&self.pool)
         .await?;
         Ok(won(result))

@@ -1,17 +1,28 @@
 //! The chat service: what a signed-in user may do with their conversations. It implements the
-//! `ChatBackend` seam that `app`'s server functions call.
+//! `ChatBackend` seam that `app`'s server functions call. Requests only check and record; the
+//! worker talks to the runtime.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
+use uuid::Uuid;
 
 use app::backend::{ChatBackend, CurrentUser, NewSession};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
-use app::model::{ConversationStatus, ConversationSummary, ConversationView, MessageRole, MessageView, SessionView};
+use app::input_form::{InputAnswer, InputPauseForm, YesNo};
+use app::model::{
+    ApprovalCardView, CardAnswers, CardDecision, ConversationStatus, ConversationSummary, ConversationView,
+    MessageRole, MessageView, PendingCallView, QuestionView, SessionView,
+};
+use runtime::{Actor, PauseView, RunStatus, Runtime};
 
 use crate::auth;
-use crate::store::{StartTurn, Store, StoreError};
+use crate::continue_intent::is_continue_intent;
+use crate::handback;
+use crate::skills::{ProcessRunDetector, SkillCatalogue};
+use crate::store::{ConversationRow, Decision, StartTurn, Store, StoreError};
 use crate::worker::WorkerHandle;
 
 pub const UNTITLED: &str = "New conversation";
@@ -23,18 +34,21 @@ const TITLE_CHARS: usize = 60;
 pub struct ChatService {
     store: Store,
     worker: WorkerHandle,
+    runtime: Arc<Runtime>,
+    skills: Arc<SkillCatalogue>,
     model_label: String,
     model_is_demo: bool,
-}
-
-impl ChatService {
-    pub fn new(store: Store, worker: WorkerHandle, provider: &Arc<dyn runtime::ModelProvider>) -> Self {
-        ChatService { store, worker, model_label: provider.label(), model_is_demo: provider.is_demo() }
-    }
+    /// How long a recorded answer may wait without a job before `reconcile` hands it back.
+    reconcile_grace: Duration,
 }
 
 fn internal(error: StoreError) -> AppError {
     tracing::error!(%error, "store failure");
+    AppError::Internal
+}
+
+fn runtime_failure(error: runtime::RuntimeError) -> AppError {
+    tracing::error!(%error, "runtime failure");
     AppError::Internal
 }
 
@@ -47,14 +61,110 @@ fn title_from(content: &str) -> String {
     title
 }
 
-/// The sentence shown for a stored error code. Codes, not sentences, are stored so the reader's
-/// language can be chosen when the page renders.
-pub fn error_sentence(code: &str, lang: Lang) -> String {
-    lang.t(match code {
-        "provider_failed" => Text::ErrorProviderFailed,
-        _ => Text::ErrorTurnFailed,
-    })
-    .to_string()
+fn status_of(row: &ConversationRow) -> ConversationStatus {
+    ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Failed)
+}
+
+fn run_of(row: &ConversationRow) -> Option<Uuid> {
+    row.run_id.as_deref().and_then(|id| Uuid::parse_str(id).ok())
+}
+
+impl ChatService {
+    pub fn new(
+        store: Store,
+        worker: WorkerHandle,
+        runtime: Arc<Runtime>,
+        skills: Arc<SkillCatalogue>,
+        reconcile_grace: Duration,
+    ) -> Self {
+        let provider = runtime.provider();
+        ChatService {
+            model_label: provider.label(),
+            model_is_demo: provider.is_demo(),
+            store,
+            worker,
+            runtime,
+            skills,
+            reconcile_grace,
+        }
+    }
+
+    async fn owned(&self, user: &CurrentUser, id: &str) -> Result<ConversationRow, AppError> {
+        self.store.conversation_of(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
+    }
+
+    /// What the run waits on, read live: the question and card are always the ones as they stand.
+    async fn pause_of(&self, row: &ConversationRow) -> Result<Option<PauseView>, AppError> {
+        let Some(run_id) = run_of(row) else { return Ok(None) };
+        let view = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
+        Ok(view.and_then(|view| view.pause))
+    }
+
+    fn card_answers(&self, row: &ConversationRow, pause: &runtime::ApprovalPause) -> CardAnswers {
+        if self.skills.is_process_run(row) && pause.any_write() {
+            CardAnswers::Process
+        } else {
+            CardAnswers::Plain
+        }
+    }
+
+    /// Hands a recorded answer or decision back when no worker took it: the conversation has been
+    /// `processing` for longer than the grace period, no job exists for it, and the run still
+    /// waits. Runs on every read of the conversation, so the reader never waits on a lost dispatch.
+    pub async fn reconcile(&self, row: &ConversationRow) -> Result<bool, AppError> {
+        if row.status != "processing" || row.approval_decision.is_none() {
+            return Ok(false);
+        }
+        let age = crate::store::now().saturating_sub(row.updated_at);
+        if age < self.reconcile_grace.as_secs() as i64 {
+            return Ok(false);
+        }
+        if self.store.has_job(&row.id).await.map_err(internal)? {
+            return Ok(false);
+        }
+        let Some(run_id) = run_of(row) else { return Ok(false) };
+        let status = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
+        let back_to = match status.map(|view| view.status) {
+            Some(RunStatus::WaitingForInput) if row.approval_decision.as_deref() == Some("input") => "awaiting_input",
+            Some(RunStatus::WaitingForApproval) if row.approval_decision.as_deref() != Some("input") => {
+                "awaiting_approval"
+            }
+            _ => return Ok(false),
+        };
+        tracing::warn!(conversation = %row.id, "no worker took the recorded answer or decision; handing it back");
+        self.store.hand_back(&row.id, back_to, Some("not_delivered")).await.map_err(internal)
+    }
+
+    fn validate_message(content: &str) -> Result<&str, AppError> {
+        let content = content.trim();
+        if content.is_empty() {
+            return Err(AppError::Invalid(Text::ErrorEmptyMessage));
+        }
+        if content.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(AppError::Invalid(Text::ErrorMessageTooLong));
+        }
+        Ok(content)
+    }
+
+    /// A message while a process run waits: claim the conversation first, then cancel the run only
+    /// if it still waits. If the run is being carried on (or a decision on it won), the claim is
+    /// given back and the message is refused as busy.
+    async fn message_in_process_run(&self, row: &ConversationRow, run_id: Uuid, content: &str) -> Result<(), AppError> {
+        if !self.store.claim_waiting(row.user_id, &row.id, &row.status).await.map_err(internal)? {
+            return Err(AppError::Busy);
+        }
+        let result = self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await;
+        let released = result.cancelled || result.status.is_none_or(RunStatus::is_terminal);
+        if !released {
+            self.store.release_claim(&row.id, &row.status).await.map_err(internal)?;
+            return Err(AppError::Busy);
+        }
+        if !self.store.start_claimed_turn(&row.id, content, &title_from(content), UNTITLED).await.map_err(internal)? {
+            return Err(AppError::Busy);
+        }
+        self.worker.wake();
+        Ok(())
+    }
 }
 
 #[async_trait]
@@ -87,31 +197,58 @@ impl ChatBackend for ChatService {
         let rows = self.store.conversations_of(user.id).await.map_err(internal)?;
         Ok(rows
             .into_iter()
-            .map(|row| ConversationSummary {
-                status: ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Failed),
-                id: row.id,
-                title: row.title,
-            })
+            .map(|row| ConversationSummary { status: status_of(&row), id: row.id, title: row.title })
             .collect())
     }
 
-    async fn create_conversation(&self, user: &CurrentUser) -> Result<String, AppError> {
-        let id = uuid::Uuid::new_v4().to_string();
-        self.store.create_conversation(&id, user.id, UNTITLED).await.map_err(internal)?;
+    async fn create_conversation(&self, user: &CurrentUser, skill: Option<&str>) -> Result<String, AppError> {
+        if let Some(skill) = skill {
+            if self.skills.find(skill).is_none() {
+                return Err(AppError::Invalid(Text::ErrorTransport));
+            }
+        }
+        let id = Uuid::new_v4().to_string();
+        self.store.create_conversation(&id, user.id, UNTITLED, skill, None).await.map_err(internal)?;
         Ok(id)
     }
 
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
-        let row = self.store.conversation_of(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
+        let mut row = self.owned(user, id).await?;
+        if self.reconcile(&row).await? {
+            row = self.owned(user, id).await?;
+        }
         let messages = self.store.messages(&row.id).await.map_err(internal)?;
+        let status = status_of(&row);
+        let pause = match status {
+            ConversationStatus::AwaitingInput | ConversationStatus::AwaitingApproval => self.pause_of(&row).await?,
+            _ => None,
+        };
+        let (question, card) = match pause {
+            Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
+                (Some(QuestionView { digest: pause.digest, form: InputPauseForm::parse(&pause.schema) }), None)
+            }
+            Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
+                let answers = self.card_answers(&row, &pause);
+                let calls = pause
+                    .pending_calls
+                    .iter()
+                    .map(|call| PendingCallView {
+                        name: call.name.clone(),
+                        arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
+                        declares_write: call.declares_write,
+                        tool_registered: call.tool_registered,
+                    })
+                    .collect();
+                (None, Some(ApprovalCardView { digest: pause.digest, answers, calls }))
+            }
+            _ => (None, None),
+        };
         Ok(ConversationView {
-            status: ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Failed),
-            error: row.error_code.as_deref().map(|code| error_sentence(code, lang)),
-            question: None,
-            card: None,
-            process_run: false,
-            id: row.id,
-            title: row.title,
+            status,
+            error: row.error_code.as_deref().map(|code| handback::sentence(code, lang).to_string()),
+            question,
+            card,
+            process_run: self.skills.is_process_run(&row),
             messages: messages
                 .into_iter()
                 .map(|message| MessageView {
@@ -120,20 +257,32 @@ impl ChatBackend for ChatService {
                     content: message.content,
                 })
                 .collect(),
+            id: row.id,
+            title: row.title,
         })
     }
 
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError> {
-        let content = content.trim();
-        if content.is_empty() {
-            return Err(AppError::Invalid(Text::ErrorEmptyMessage));
-        }
-        if content.chars().count() > MAX_MESSAGE_CHARS {
-            return Err(AppError::Invalid(Text::ErrorMessageTooLong));
+        let content = Self::validate_message(content)?;
+        let row = self.owned(user, id).await?;
+        match status_of(&row) {
+            ConversationStatus::Processing => return Err(AppError::Busy),
+            ConversationStatus::AwaitingApproval if is_continue_intent(content) => {
+                return Err(AppError::ApprovalStillPending);
+            }
+            ConversationStatus::AwaitingApproval | ConversationStatus::AwaitingInput
+                if self.skills.is_process_run(&row) =>
+            {
+                if let Some(run_id) = run_of(&row) {
+                    return self.message_in_process_run(&row, run_id, content).await;
+                }
+            }
+            // An ordinary chat keeps its waiting run: the new turn only forgets it.
+            _ => {}
         }
         let outcome = self
             .store
-            .start_turn(user.id, id, content, &title_from(content), UNTITLED)
+            .start_turn(user.id, id, &row.status, content, &title_from(content), UNTITLED)
             .await
             .map_err(internal)?;
         match outcome {
@@ -144,6 +293,99 @@ impl ChatBackend for ChatService {
             StartTurn::NotFound => Err(AppError::NotFound),
             StartTurn::Busy => Err(AppError::Busy),
         }
+    }
+
+    async fn answer(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        digest: &str,
+        answer: InputAnswer,
+        lang: Lang,
+    ) -> Result<(), AppError> {
+        let row = self.owned(user, id).await?;
+        if status_of(&row) != ConversationStatus::AwaitingInput {
+            return Err(AppError::NotAwaitingInput);
+        }
+        let Some(PauseView::Input(pause)) = self.pause_of(&row).await? else {
+            return Err(AppError::NotAwaitingInput);
+        };
+        if !runtime::digest::digests_match(&pause.digest, Some(digest)) {
+            return Err(AppError::QuestionChanged);
+        }
+        if let InputAnswer::FreeText(text) = &answer {
+            if text.chars().count() > MAX_MESSAGE_CHARS {
+                return Err(AppError::Invalid(Text::ErrorMessageTooLong));
+            }
+        }
+        let form = InputPauseForm::parse(&pause.schema);
+        let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
+        let accepted = form.check(&answer, words).map_err(|_| AppError::AnswerNotOffered)?;
+        let values = serde_json::Value::Object(accepted.data).to_string();
+        if !self.store.record_answer(user.id, id, &pause.digest, &values, &accepted.display).await.map_err(internal)? {
+            return Err(AppError::NotAwaitingInput);
+        }
+        self.worker.wake();
+        Ok(())
+    }
+
+    async fn decide(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        digest: &str,
+        decision: CardDecision,
+        lang: Lang,
+    ) -> Result<(), AppError> {
+        let row = self.owned(user, id).await?;
+        if status_of(&row) != ConversationStatus::AwaitingApproval {
+            return Err(if row.status == "processing" && row.approval_decision.is_some() {
+                AppError::DecisionInFlight
+            } else {
+                AppError::NotAwaitingApproval
+            });
+        }
+        let Some(PauseView::Approval(pause)) = self.pause_of(&row).await? else {
+            return Err(AppError::NotAwaitingApproval);
+        };
+        if !runtime::digest::digests_match(&pause.digest, Some(digest)) {
+            return Err(AppError::CardChanged);
+        }
+        // The server decides which answers a card has: a reason for a card that does not offer
+        // one is a plain denial.
+        let offers_reasons = self.card_answers(&row, &pause) == CardAnswers::Process;
+        let (approve, reason, label) = match decision {
+            CardDecision::Approve => (true, None, None),
+            CardDecision::Deny => (false, None, None),
+            CardDecision::Variant if offers_reasons => (false, Some("variant"), Some(lang.t(Text::ApprovalVariant))),
+            CardDecision::Skip if offers_reasons => (false, Some("skip"), Some(lang.t(Text::ApprovalSkip))),
+            CardDecision::Variant | CardDecision::Skip => (false, None, None),
+        };
+        let recorded = self
+            .store
+            .record_decision(user.id, id, Decision { approve, digest: &pause.digest, reason, label })
+            .await
+            .map_err(internal)?;
+        if !recorded {
+            return Err(AppError::NotAwaitingApproval);
+        }
+        self.worker.wake();
+        Ok(())
+    }
+
+    async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {
+        let row = self.owned(user, id).await?;
+        match status_of(&row) {
+            ConversationStatus::Failed => {}
+            ConversationStatus::Processing if row.approval_decision.is_some() => return Err(AppError::DecisionInFlight),
+            ConversationStatus::Processing => return Err(AppError::Busy),
+            _ => return Err(AppError::NotResumable),
+        }
+        if !self.store.claim_retry(user.id, id).await.map_err(internal)? {
+            return Err(AppError::Busy);
+        }
+        self.worker.wake();
+        Ok(())
     }
 
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError> {

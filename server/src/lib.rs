@@ -4,7 +4,12 @@
 pub mod auth;
 pub mod chat;
 pub mod config;
+pub mod continue_intent;
+pub mod handback;
+pub mod input_route;
+pub mod skills;
 pub mod store;
+pub mod turn;
 pub mod worker;
 
 use std::net::SocketAddr;
@@ -18,7 +23,9 @@ use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
-use runtime::ModelProvider;
+use std::time::Duration;
+
+use runtime::{ModelProvider, Runtime, RuntimeSettings, ToolRegistry};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_http::limit::RequestBodyLimitLayer;
@@ -26,6 +33,8 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::chat::ChatService;
 use crate::config::Config;
 use crate::store::{Store, StoreError};
+use crate::skills::SkillCatalogue;
+use crate::turn::Turns;
 use crate::worker::{Worker, WorkerHandle};
 
 /// Requests larger than this are refused before any handler reads them.
@@ -35,12 +44,15 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub store: Store,
+    pub chat: Arc<ChatService>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("cannot recover interrupted runs: {0}")]
+    Runtime(runtime::RuntimeError),
     #[error("cannot listen on {address}: {source}")]
     Bind { address: SocketAddr, source: std::io::Error },
 }
@@ -49,6 +61,7 @@ pub enum StartError {
 pub struct Running {
     pub address: SocketAddr,
     pub store: Store,
+    pub runtime: Arc<Runtime>,
     shutdown: watch::Sender<bool>,
     server: JoinHandle<()>,
     worker: JoinHandle<()>,
@@ -76,6 +89,7 @@ pub fn router(state: AppState, backend: Backend) -> Router {
     let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
     Router::new()
+        .route(input_route::PATH, axum::routing::post(input_route::submit))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -128,23 +142,58 @@ pub async fn ensure_demo_user(store: &Store, password: Option<&str>) -> Result<(
     Ok(())
 }
 
-/// Opens the database, starts the worker and the HTTP server, and returns once it listens.
-pub async fn serve(config: &Config, provider: Arc<dyn ModelProvider>) -> Result<Running, StartError> {
-    let store = Store::open(&config.database_path).await?;
-    // Jobs marked running belong to a process that is gone: this one has not started any yet.
-    let requeued = store.requeue_all_running_jobs().await?;
-    if requeued > 0 {
-        tracing::info!(requeued, "queued interrupted jobs again");
-    }
-    ensure_demo_user(&store, config.demo_password.as_deref()).await?;
-    serve_with_store(config, store, provider).await
+/// What a server runs with besides its configuration. Tests swap the provider, the tools and the
+/// timings; `main` takes the defaults.
+pub struct Services {
+    pub provider: Arc<dyn ModelProvider>,
+    pub tools: ToolRegistry,
+    pub runtime_settings: RuntimeSettings,
+    pub reconcile_grace: Duration,
+    /// Off only in tests that need a recorded answer to sit without a worker.
+    pub start_worker: bool,
 }
 
-pub async fn serve_with_store(
-    config: &Config,
-    store: Store,
-    provider: Arc<dyn ModelProvider>,
-) -> Result<Running, StartError> {
+impl Services {
+    pub fn new(provider: Arc<dyn ModelProvider>) -> Services {
+        Services {
+            provider,
+            tools: default_tools(),
+            runtime_settings: RuntimeSettings::default(),
+            reconcile_grace: Duration::from_secs(45),
+            start_worker: true,
+        }
+    }
+}
+
+/// The tools every chat run is offered.
+pub fn default_tools() -> ToolRegistry {
+    let mut tools = ToolRegistry::new();
+    tools.register(Arc::new(runtime::AskChoiceTool)).expect("the built-in tools have distinct names");
+    tools
+}
+
+/// Opens the database, starts the worker and the HTTP server, and returns once it listens.
+pub async fn serve(config: &Config, services: Services) -> Result<Running, StartError> {
+    let store = Store::open(&config.database_path).await?;
+    ensure_demo_user(&store, config.demo_password.as_deref()).await?;
+    serve_with_store(config, store, services).await
+}
+
+pub async fn serve_with_store(config: &Config, store: Store, services: Services) -> Result<Running, StartError> {
+    let runtime = Arc::new(Runtime::new(
+        store.pool().clone(),
+        Arc::new(services.tools),
+        services.provider,
+        services.runtime_settings,
+    ));
+    // Nothing runs in this process yet: a job or a run segment marked running belongs to a
+    // process that is gone (a crash, a kill -9). Queue them again now rather than after a lease.
+    let requeued = store.requeue_all_running_jobs().await?;
+    let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
+    if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
+        tracing::info!(requeued, runs_requeued = reaped.requeued.len(), runs_failed = reaped.failed.len(), "recovered interrupted work");
+    }
+
     let leptos_options = LeptosOptions::builder()
         .output_name("tourguide")
         .site_root(config.site_root.clone())
@@ -152,10 +201,17 @@ pub async fn serve_with_store(
         .site_addr(config.address)
         .build();
     let (shutdown, shutdown_receiver) = watch::channel(false);
+    let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
-    let worker = Worker::new(store.clone(), provider.clone(), worker_handle.clone()).spawn(shutdown_receiver.clone());
-    let backend: Backend = Arc::new(ChatService::new(store.clone(), worker_handle, &provider));
-    let state = AppState { leptos_options, store: store.clone() };
+    let turns = Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone() };
+    let worker = if services.start_worker {
+        Worker::new(turns, worker_handle.clone()).spawn(shutdown_receiver.clone())
+    } else {
+        tokio::spawn(async {})
+    };
+    let chat = Arc::new(ChatService::new(store.clone(), worker_handle, runtime.clone(), skills, services.reconcile_grace));
+    let backend: Backend = chat.clone();
+    let state = AppState { leptos_options, store: store.clone(), chat };
     let app = router(state, backend);
 
     let listener = tokio::net::TcpListener::bind(config.address)
@@ -173,5 +229,5 @@ pub async fn serve_with_store(
             tracing::error!(%error, "server stopped with an error");
         }
     });
-    Ok(Running { address, store, shutdown, server, worker })
+    Ok(Running { address, store, runtime, shutdown, server, worker })
 }

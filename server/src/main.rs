@@ -24,7 +24,7 @@ async fn main() -> ExitCode {
     };
 
     let provider: Arc<dyn runtime::ModelProvider> = Arc::new(runtime::DemoProvider);
-    let running = match server::serve(&config, provider).await {
+    let running = match server::serve(&config, server::Services::new(provider)).await {
         Ok(running) => running,
         Err(error) => {
             eprintln!("tourguide: cannot start: {error}");

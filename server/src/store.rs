@@ -8,7 +8,9 @@ use std::time::Duration;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 use sqlx::{Row, SqlitePool};
 
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+/// One migration set for the chat and the runtime; the runtime crate embeds it.
+pub use runtime::MIGRATOR;
+
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -40,6 +42,50 @@ pub struct ConversationRow {
     pub title: String,
     pub status: String,
     pub error_code: Option<String>,
+    pub run_id: Option<String>,
+    pub approval_decision: Option<String>,
+    pub approval_turn_digest: Option<String>,
+    pub pending_input: Option<String>,
+    pub approval_deny_reason: Option<String>,
+    pub skill: Option<String>,
+    pub page_id: Option<i64>,
+    pub updated_at: i64,
+}
+
+/// The transcript line that carries an answer; taken out again if the answer is handed back.
+pub const NOTICE_ANSWER: &str = "input_answer";
+/// The transcript line that carries a denial reason's label.
+pub const NOTICE_DECISION: &str = "decision";
+
+/// A decision on an approval card, as recorded for the worker.
+#[derive(Debug, Clone, Copy)]
+pub struct Decision<'a> {
+    pub approve: bool,
+    pub digest: &'a str,
+    /// `variant` or `skip`, only for a card that offers reasons.
+    pub reason: Option<&'a str>,
+    /// The reader's words for the reason, appended as their message.
+    pub label: Option<&'a str>,
+}
+
+/// What a run came back with, as the conversation records it.
+#[derive(Debug, Clone, Copy)]
+pub enum Settle<'a> {
+    Answered { answer: &'a str },
+    AwaitingInput { question: Option<&'a str> },
+    AwaitingApproval,
+    Failed { code: &'a str },
+}
+
+macro_rules! select_conversations {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, user_id, title, status, error_code, run_id, approval_decision, approval_turn_digest,
+                    pending_input, approval_deny_reason, skill, page_id, updated_at
+             FROM conversations ",
+            $tail
+        )
+    };
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -47,6 +93,7 @@ pub struct MessageRow {
     pub id: i64,
     pub role: String,
     pub content: String,
+    pub notice: Option<String>,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -154,14 +201,26 @@ impl Store {
 
     // --- conversations and messages -----------------------------------------------------------
 
-    pub async fn create_conversation(&self, id: &str, user_id: i64, title: &str) -> Result<(), StoreError> {
+    pub async fn create_conversation(
+        &self,
+        id: &str,
+        user_id: i64,
+        title: &str,
+        skill: Option<&str>,
+        page_id: Option<i64>,
+    ) -> Result<(), StoreError> {
         let at = now();
-        sqlx::query("INSERT INTO conversations (id, user_id, title, status, created_at, updated_at) VALUES (?, ?, ?, 'idle', ?, ?)")
-            .bind(id)
-            .bind(user_id)
-            .bind(title)
-            .bind(at)
-            .bind(at)
+        sqlx::query(
+            "INSERT INTO conversations (id, user_id, title, status, skill, page_id, created_at, updated_at)
+             VALUES (?, ?, ?, 'idle', ?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(user_id)
+        .bind(title)
+        .bind(skill)
+        .bind(page_id)
+        .bind(at)
+        .bind(at)
             .execute(&self.pool)
             .await?;
         Ok(())
@@ -169,8 +228,7 @@ impl Store {
 
     pub async fn conversations_of(&self, user_id: i64) -> Result<Vec<ConversationRow>, StoreError> {
         Ok(sqlx::query_as::<_, ConversationRow>(
-            "SELECT id, user_id, title, status, error_code FROM conversations
-             WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC",
+            select_conversations!("WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC"),
         )
         .bind(user_id)
         .fetch_all(&self.pool)
@@ -180,7 +238,7 @@ impl Store {
     /// A conversation only if `user_id` owns it: someone else's id reads as unknown.
     pub async fn conversation_of(&self, user_id: i64, id: &str) -> Result<Option<ConversationRow>, StoreError> {
         Ok(sqlx::query_as::<_, ConversationRow>(
-            "SELECT id, user_id, title, status, error_code FROM conversations WHERE id = ? AND user_id = ?",
+            select_conversations!("WHERE id = ? AND user_id = ?"),
         )
         .bind(id)
         .bind(user_id)
@@ -190,7 +248,7 @@ impl Store {
 
     pub async fn conversation(&self, id: &str) -> Result<Option<ConversationRow>, StoreError> {
         Ok(sqlx::query_as::<_, ConversationRow>(
-            "SELECT id, user_id, title, status, error_code FROM conversations WHERE id = ?",
+            select_conversations!("WHERE id = ?"),
         )
         .bind(id)
         .fetch_optional(&self.pool)
@@ -199,7 +257,7 @@ impl Store {
 
     pub async fn messages(&self, conversation_id: &str) -> Result<Vec<MessageRow>, StoreError> {
         Ok(sqlx::query_as::<_, MessageRow>(
-            "SELECT id, role, content FROM messages WHERE conversation_id = ? ORDER BY id",
+            "SELECT id, role, content, notice FROM messages WHERE conversation_id = ? ORDER BY id",
         )
         .bind(conversation_id)
         .fetch_all(&self.pool)
@@ -207,11 +265,13 @@ impl Store {
     }
 
     /// Claims the conversation for a new turn, stores the user's message and queues the job, all
-    /// or nothing. Only an idle or failed conversation can start a turn.
+    /// or nothing. `expected` is the status the caller read; if it changed meanwhile nothing happens.
+    /// The run the conversation waited on (if any) is left as it is: only its id is forgotten.
     pub async fn start_turn(
         &self,
         user_id: i64,
         conversation_id: &str,
+        expected: &str,
         content: &str,
         title_if_untitled: &str,
         untitled: &str,
@@ -220,15 +280,18 @@ impl Store {
         let mut tx = self.pool.begin().await?;
         let claimed = sqlx::query(
             "UPDATE conversations
-             SET status = 'processing', error_code = NULL, updated_at = ?,
+             SET status = 'processing', error_code = NULL, updated_at = ?, run_id = NULL,
+                 approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL,
+                 approval_deny_reason = NULL,
                  title = CASE WHEN title = ? THEN ? ELSE title END
-             WHERE id = ? AND user_id = ? AND status IN ('idle', 'failed')",
+             WHERE id = ? AND user_id = ? AND status = ? AND status != 'processing'",
         )
         .bind(at)
         .bind(untitled)
         .bind(title_if_untitled)
         .bind(conversation_id)
         .bind(user_id)
+        .bind(expected)
         .execute(&mut *tx)
         .await?
         .rows_affected();
@@ -237,61 +300,303 @@ impl Store {
             let exists = self.conversation_of(user_id, conversation_id).await?.is_some();
             return Ok(if exists { StartTurn::Busy } else { StartTurn::NotFound });
         }
-        sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, 'user', ?, ?)")
-            .bind(conversation_id)
-            .bind(content)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES (?, 'turn', ?)")
-            .bind(conversation_id)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
+        insert_message(&mut tx, conversation_id, "user", content, None, at).await?;
+        insert_job(&mut tx, conversation_id, at).await?;
         tx.commit().await?;
         Ok(StartTurn::Started)
     }
 
-    /// Ends a turn with the assistant's reply: appends it, sets the conversation idle and removes
-    /// the job, guarded on the conversation still processing.
-    pub async fn finish_turn(&self, job_id: i64, conversation_id: &str, reply: &str) -> Result<bool, StoreError> {
+    /// Claims a waiting conversation without starting anything yet, keeping its run id: a process
+    /// run must first be cancelled, and if that fails the claim is given back.
+    pub async fn claim_waiting(&self, user_id: i64, conversation_id: &str, expected: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE conversations SET status = 'processing', updated_at = ?
+             WHERE id = ? AND user_id = ? AND status = ? AND status IN ('awaiting_approval', 'awaiting_input')",
+        )
+        .bind(now())
+        .bind(conversation_id)
+        .bind(user_id)
+        .bind(expected)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
+    }
+
+    /// Gives a claim back: the row returns to the waiting status it had.
+    pub async fn release_claim(&self, conversation_id: &str, back_to: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE conversations SET status = ?, updated_at = ?
+             WHERE id = ? AND status = 'processing' AND approval_decision IS NULL",
+        )
+        .bind(back_to)
+        .bind(now())
+        .bind(conversation_id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
+    }
+
+    /// Starts a new turn on a conversation this request has claimed (see [`Store::claim_waiting`]).
+    pub async fn start_claimed_turn(
+        &self,
+        conversation_id: &str,
+        content: &str,
+        title_if_untitled: &str,
+        untitled: &str,
+    ) -> Result<bool, StoreError> {
         let at = now();
         let mut tx = self.pool.begin().await?;
-        let released = sqlx::query(
-            "UPDATE conversations SET status = 'idle', updated_at = ? WHERE id = ? AND status = 'processing'",
+        let updated = sqlx::query(
+            "UPDATE conversations
+             SET error_code = NULL, updated_at = ?, run_id = NULL, approval_decision = NULL,
+                 approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL,
+                 title = CASE WHEN title = ? THEN ? ELSE title END
+             WHERE id = ? AND status = 'processing' AND approval_decision IS NULL",
         )
         .bind(at)
+        .bind(untitled)
+        .bind(title_if_untitled)
         .bind(conversation_id)
         .execute(&mut *tx)
         .await?
         .rows_affected();
-        if released == 1 {
-            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, 'assistant', ?, ?)")
-                .bind(conversation_id)
-                .bind(reply)
-                .bind(at)
-                .execute(&mut *tx)
-                .await?;
+        if updated != 1 {
+            tx.rollback().await?;
+            return Ok(false);
         }
-        sqlx::query("DELETE FROM jobs WHERE id = ?").bind(job_id).execute(&mut *tx).await?;
+        insert_message(&mut tx, conversation_id, "user", content, None, at).await?;
+        insert_job(&mut tx, conversation_id, at).await?;
         tx.commit().await?;
-        Ok(released == 1)
+        Ok(true)
     }
 
-    /// Ends a turn that could not be completed, with an error code the UI translates.
-    pub async fn fail_turn(&self, job_id: i64, conversation_id: &str, error_code: &str) -> Result<(), StoreError> {
+    /// Records an answer to the question the conversation waits on, appends it to the transcript
+    /// and queues the delivery, guarded on the conversation still waiting for input.
+    pub async fn record_answer(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        digest: &str,
+        values: &str,
+        display: &str,
+    ) -> Result<bool, StoreError> {
+        let at = now();
         let mut tx = self.pool.begin().await?;
-        sqlx::query(
-            "UPDATE conversations SET status = 'failed', error_code = ?, updated_at = ? WHERE id = ? AND status = 'processing'",
+        let claimed = sqlx::query(
+            "UPDATE conversations
+             SET status = 'processing', approval_decision = 'input', approval_turn_digest = ?,
+                 pending_input = ?, approval_deny_reason = NULL, error_code = NULL, updated_at = ?
+             WHERE id = ? AND user_id = ? AND status = 'awaiting_input' AND run_id IS NOT NULL",
         )
+        .bind(digest)
+        .bind(values)
+        .bind(at)
+        .bind(conversation_id)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if claimed != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        insert_message(&mut tx, conversation_id, "user", display, Some(NOTICE_ANSWER), at).await?;
+        insert_job(&mut tx, conversation_id, at).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Records a decision on the approval card, with the reason's label in the transcript when
+    /// there is one, and queues the delivery.
+    pub async fn record_decision(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        decision: Decision<'_>,
+    ) -> Result<bool, StoreError> {
+        let at = now();
+        let mut tx = self.pool.begin().await?;
+        let claimed = sqlx::query(
+            "UPDATE conversations
+             SET status = 'processing', approval_decision = ?, approval_turn_digest = ?,
+                 approval_deny_reason = ?, pending_input = NULL, error_code = NULL, updated_at = ?
+             WHERE id = ? AND user_id = ? AND status = 'awaiting_approval' AND run_id IS NOT NULL",
+        )
+        .bind(if decision.approve { "approve" } else { "deny" })
+        .bind(decision.digest)
+        .bind(decision.reason)
+        .bind(at)
+        .bind(conversation_id)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if claimed != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        if let Some(label) = decision.label {
+            insert_message(&mut tx, conversation_id, "user", label, Some(NOTICE_DECISION), at).await?;
+        }
+        insert_job(&mut tx, conversation_id, at).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Retry of a failed turn over the transcript as it is. A conversation with a recorded
+    /// decision in flight is `processing`, so it cannot be retried.
+    pub async fn claim_retry(&self, user_id: i64, conversation_id: &str) -> Result<bool, StoreError> {
+        let at = now();
+        let mut tx = self.pool.begin().await?;
+        let claimed = sqlx::query(
+            "UPDATE conversations
+             SET status = 'processing', error_code = NULL, run_id = NULL, updated_at = ?
+             WHERE id = ? AND user_id = ? AND status = 'failed'",
+        )
+        .bind(at)
+        .bind(conversation_id)
+        .bind(user_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if claimed != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        insert_job(&mut tx, conversation_id, at).await?;
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Remembers which run carries the conversation's new turn, before the run executes, so a
+    /// restart finds the run again instead of starting a second one.
+    pub async fn attach_run(&self, conversation_id: &str, run_id: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE conversations SET run_id = ?, updated_at = ?
+             WHERE id = ? AND status = 'processing' AND run_id IS NULL AND approval_decision IS NULL",
+        )
+        .bind(run_id)
+        .bind(now())
+        .bind(conversation_id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
+    }
+
+    /// Applies what a run came back with, guarded on the conversation still carrying that run:
+    /// a late result of an abandoned run changes nothing.
+    pub async fn settle(&self, conversation_id: &str, run_id: &str, settle: Settle<'_>) -> Result<bool, StoreError> {
+        let at = now();
+        let (status, keep_run, error_code, message) = match settle {
+            Settle::Answered { answer } => ("idle", false, None, Some(answer)),
+            Settle::AwaitingInput { question } => ("awaiting_input", true, None, question),
+            Settle::AwaitingApproval => ("awaiting_approval", true, None, None),
+            Settle::Failed { code } => ("failed", false, Some(code), None),
+        };
+        let mut tx = self.pool.begin().await?;
+        let updated = sqlx::query(
+            "UPDATE conversations
+             SET status = ?, run_id = CASE WHEN ? THEN run_id ELSE NULL END, error_code = ?,
+                 approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL,
+                 approval_deny_reason = NULL, updated_at = ?
+             WHERE id = ? AND status = 'processing' AND run_id = ?",
+        )
+        .bind(status)
+        .bind(keep_run)
         .bind(error_code)
+        .bind(at)
+        .bind(conversation_id)
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if updated != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        if let Some(message) = message.filter(|text| !text.trim().is_empty()) {
+            insert_message(&mut tx, conversation_id, "assistant", message, None, at).await?;
+        }
+        tx.commit().await?;
+        Ok(true)
+    }
+
+    /// Hands a question or card back after the runtime refused the recorded answer or decision:
+    /// the waiting status returns, the undelivered line leaves the transcript, and the reason is
+    /// stored as a code for the reader's language.
+    pub async fn hand_back(&self, conversation_id: &str, back_to: &str, code: Option<&str>) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let updated = sqlx::query(
+            "UPDATE conversations
+             SET status = ?, error_code = ?, approval_decision = NULL, approval_turn_digest = NULL,
+                 pending_input = NULL, approval_deny_reason = NULL, updated_at = ?
+             WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL",
+        )
+        .bind(back_to)
+        .bind(code)
         .bind(now())
         .bind(conversation_id)
         .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if updated != 1 {
+            tx.rollback().await?;
+            return Ok(false);
+        }
+        sqlx::query(
+            "DELETE FROM messages WHERE id = (
+                 SELECT id FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 1
+             ) AND notice IN ('input_answer', 'decision')",
+        )
+        .bind(conversation_id)
+        .execute(&mut *tx)
         .await?;
-        sqlx::query("DELETE FROM jobs WHERE id = ?").bind(job_id).execute(&mut *tx).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(true)
+    }
+
+    /// The recorded answer or decision has reached the run (an earlier attempt delivered it): it
+    /// is no longer in flight, and the conversation follows the run from here.
+    pub async fn mark_delivered(&self, conversation_id: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE conversations
+             SET approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL,
+                 approval_deny_reason = NULL, updated_at = ?
+             WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL",
+        )
+        .bind(now())
+        .bind(conversation_id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
+    }
+
+    /// Fails a turn that cannot go on (a refusal that is not a hand-back, an unexpected error).
+    pub async fn fail_conversation(&self, conversation_id: &str, code: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE conversations
+             SET status = 'failed', error_code = ?, run_id = NULL, approval_decision = NULL,
+                 approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, updated_at = ?
+             WHERE id = ? AND status = 'processing'",
+        )
+        .bind(code)
+        .bind(now())
+        .bind(conversation_id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
+    }
+
+    pub async fn conversation_of_run(&self, run_id: &str) -> Result<Option<ConversationRow>, StoreError> {
+        Ok(sqlx::query_as::<_, ConversationRow>(select_conversations!("WHERE run_id = ?"))
+            .bind(run_id)
+            .fetch_optional(&self.pool)
+            .await?)
     }
 
     // --- jobs ---------------------------------------------------------------------------------
@@ -306,6 +611,35 @@ impl Store {
         .bind(now() + lease.as_secs() as i64)
         .fetch_optional(&self.pool)
         .await?)
+    }
+
+    pub async fn delete_job(&self, job_id: i64) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM jobs WHERE id = ?").bind(job_id).execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub async fn has_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
+        let count: i64 = sqlx::query("SELECT COUNT(*) FROM jobs WHERE conversation_id = ?")
+            .bind(conversation_id)
+            .fetch_one(&self.pool)
+            .await?
+            .get(0);
+        Ok(count > 0)
+    }
+
+    /// Queues a job for the conversation unless one is already waiting or running.
+    pub async fn ensure_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "INSERT INTO jobs (conversation_id, kind, created_at)
+             SELECT ?, 'turn', ? WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = ?)",
+        )
+        .bind(conversation_id)
+        .bind(now())
+        .bind(conversation_id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            == 1)
     }
 
     /// Queues again every job whose lease ran out: its worker died (a crash or a kill -9).
@@ -324,4 +658,32 @@ impl Store {
             .await?
             .rows_affected())
     }
+}
+
+async fn insert_message(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    conversation_id: &str,
+    role: &str,
+    content: &str,
+    notice: Option<&str>,
+    at: i64,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO messages (conversation_id, role, content, notice, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(conversation_id)
+        .bind(role)
+        .bind(content)
+        .bind(notice)
+        .bind(at)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+async fn insert_job(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, conversation_id: &str, at: i64) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES (?, 'turn', ?)")
+        .bind(conversation_id)
+        .bind(at)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }

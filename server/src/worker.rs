@@ -1,19 +1,20 @@
-//! The background worker: takes queued jobs and runs them through the model provider. One loop per
-//! process; the web handlers only record work and wake it.
+//! The background worker: takes queued jobs and carries their conversations on (see `turn`). One
+//! loop per process; the web handlers only record work and wake it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use runtime::{ChatMessage, CompletionRequest, ModelProvider};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
-use crate::store::{JobRow, Store, StoreError};
+use crate::store::Store;
+use crate::turn::{TurnError, Turns};
 
 /// Long enough for a slow model turn; a job past its lease is assumed dead and queued again.
 const LEASE: Duration = Duration::from_secs(300);
-/// The worker also looks on its own this often, so a lost wake-up delays a job, never strands it.
-const IDLE_POLL: Duration = Duration::from_secs(2);
+/// The worker also looks on its own this often, so a lost wake-up delays a job, never strands it,
+/// and runs the runtime queued again (after a provider hiccup) are picked up.
+const IDLE_POLL: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Default)]
 pub struct WorkerHandle {
@@ -28,13 +29,13 @@ impl WorkerHandle {
 
 pub struct Worker {
     store: Store,
-    provider: Arc<dyn ModelProvider>,
+    turns: Turns,
     handle: WorkerHandle,
 }
 
 impl Worker {
-    pub fn new(store: Store, provider: Arc<dyn ModelProvider>, handle: WorkerHandle) -> Self {
-        Worker { store, provider, handle }
+    pub fn new(turns: Turns, handle: WorkerHandle) -> Self {
+        Worker { store: turns.store.clone(), turns, handle }
     }
 
     pub fn spawn(self, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
@@ -64,32 +65,31 @@ impl Worker {
     }
 
     /// Runs at most one job; true when it did one, so the loop asks again at once.
-    pub async fn run_once(&self) -> Result<bool, StoreError> {
+    pub async fn run_once(&self) -> Result<bool, TurnError> {
         self.store.requeue_stale_jobs().await?;
+        self.dispatch_due_runs().await?;
         let Some(job) = self.store.claim_job(LEASE).await? else {
             return Ok(false);
         };
-        self.run_job(job).await?;
+        let outcome = self.turns.process(&job.conversation_id).await;
+        if let Err(error) = &outcome {
+            tracing::error!(%error, conversation = %job.conversation_id, "turn failed");
+            self.store.fail_conversation(&job.conversation_id, "internal").await?;
+        }
+        self.store.delete_job(job.id).await?;
         Ok(true)
     }
 
-    async fn run_job(&self, job: JobRow) -> Result<(), StoreError> {
-        let transcript = self.store.messages(&job.conversation_id).await?;
-        let messages = transcript
-            .into_iter()
-            .map(|message| match message.role.as_str() {
-                "user" => ChatMessage::user(message.content),
-                _ => ChatMessage::assistant(message.content),
-            })
-            .collect();
-        let request = CompletionRequest { messages, tools: Vec::new() };
-        match self.provider.complete(request).await {
-            Ok(completion) => {
-                self.store.finish_turn(job.id, &job.conversation_id, &completion.content).await?;
-            }
-            Err(error) => {
-                tracing::warn!(%error, conversation = %job.conversation_id, "model call failed");
-                self.store.fail_turn(job.id, &job.conversation_id, "provider_failed").await?;
+    /// Runs the runtime has queued again (a reaped segment, a retryable provider failure) belong
+    /// to a conversation that is still `processing`: give it a job so the run is carried on.
+    async fn dispatch_due_runs(&self) -> Result<(), TurnError> {
+        let runtime = &self.turns.runtime;
+        runtime.reap_stale(crate::store::now()).await?;
+        for run_id in runtime.due_queued_runs(16).await? {
+            if let Some(conversation) = self.store.conversation_of_run(&run_id.to_string()).await? {
+                if conversation.status == "processing" {
+                    self.store.ensure_job(&conversation.id).await?;
+                }
             }
         }
         Ok(())

@@ -241,3 +241,23 @@ fn the_ask_choice_schema_is_a_required_choice() {
     assert_eq!(choice.question, "Summary or next page?");
     assert_eq!(choice.free_text_property, None);
 }
+
+#[test]
+fn an_html_form_post_is_read_with_the_field_kinds() {
+    let parsed = InputPauseForm::parse(&page_form_schema());
+    let posted = std::collections::BTreeMap::from([
+        ("title".to_string(), "Kontakt".to_string()),
+        ("count".to_string(), "7".to_string()),
+        ("layout".to_string(), "narrow".to_string()),
+    ]);
+    let accepted = parsed.check(&InputAnswer::FormFields(posted), GERMAN).unwrap();
+    assert_eq!(
+        Value::Object(accepted.data),
+        json!({ "title": "Kontakt", "count": 7, "hidden": false, "layout": "narrow" })
+    );
+    let not_offered = std::collections::BTreeMap::from([
+        ("title".to_string(), "Kontakt".to_string()),
+        ("layout".to_string(), "full".to_string()),
+    ]);
+    assert_eq!(parsed.check(&InputAnswer::FormFields(not_offered), GERMAN), Err(AnswerNotOffered));
+}

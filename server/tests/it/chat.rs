@@ -46,13 +46,16 @@ async fn a_second_message_while_the_assistant_works_is_refused_as_busy() {
 
     provider.gate.add_permits(1);
     let conversation = client.settled_conversation(&id).await;
-    assert_eq!(conversation["messages"][1]["content"], "released after 1 messages");
+    assert_eq!(conversation["messages"][1]["content"], "released after 2 messages");
     server.stop().await;
 }
 
 #[tokio::test]
 async fn a_provider_failure_fails_the_turn_with_a_plain_sentence() {
-    let server = TestServer::start_with(Arc::new(BrokenProvider)).await;
+    // A connection failure is retried (without backoff here) until the retries are spent.
+    let mut services = server::Services::new(Arc::new(BrokenProvider));
+    services.runtime_settings.retry_backoff_seconds = 0;
+    let server = TestServer::start_services(tempfile::tempdir().unwrap(), services).await;
     let client = server.signed_in("demo").await;
     let id = client.create_conversation().await;
     client.call_json("send_message", &[("conversation_id", &id), ("content", "hi")]).await;

@@ -8,7 +8,7 @@ use runtime::{Completion, CompletionRequest, ModelProvider, ProviderError};
 use serde_json::Value;
 use server::config::Config;
 use server::store::Store;
-use server::Running;
+use server::{Running, Services};
 use tokio::sync::Semaphore;
 
 pub const PASSWORD: &str = "test-password";
@@ -30,19 +30,27 @@ impl TestServer {
     }
 
     pub async fn start_in(dir: tempfile::TempDir, provider: Arc<dyn ModelProvider>) -> TestServer {
+        Self::start_services(dir, Services::new(provider)).await
+    }
+
+    pub async fn start_services(dir: tempfile::TempDir, services: Services) -> TestServer {
         let config = Config {
             database_path: dir.path().join("test.db"),
             address: "127.0.0.1:0".parse().unwrap(),
             site_root: dir.path().join("site").display().to_string(),
             demo_password: Some(PASSWORD.to_string()),
         };
-        let running = server::serve(&config, provider).await.expect("server starts");
+        let running = server::serve(&config, services).await.expect("server starts");
         let base = format!("http://{}", running.address);
         TestServer { running: Some(running), base, dir }
     }
 
     pub fn store(&self) -> &Store {
         &self.running.as_ref().unwrap().store
+    }
+
+    pub fn runtime(&self) -> &runtime::Runtime {
+        &self.running.as_ref().unwrap().runtime
     }
 
     pub async fn stop(mut self) -> tempfile::TempDir {

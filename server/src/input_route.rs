@@ -1,0 +1,82 @@
+//! `POST /ai-chat/conversations/input`: the answer to a question as JSON, for clients other than
+//! the Leptos UI (which uses the `answer` server function). Both end in `ChatService::answer`.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use app::backend::{ChatBackend, CurrentUser};
+use app::error::AppError;
+use app::i18n::{Lang, Text};
+use app::input_form::InputAnswer;
+
+use crate::chat::ChatService;
+
+pub const PATH: &str = "/ai-chat/conversations/input";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputRequest {
+    pub conversation_id: String,
+    pub turn_digest: String,
+    #[serde(default)]
+    pub choice: Option<Value>,
+    #[serde(default)]
+    pub free_text: Option<String>,
+    #[serde(default)]
+    pub fields: Option<Map<String, Value>>,
+}
+
+fn reader_lang(user: Option<&CurrentUser>, request_language: Option<&str>) -> Lang {
+    user.and_then(|user| user.language)
+        .or_else(|| request_language.and_then(Lang::from_accept_language))
+        .unwrap_or_default()
+}
+
+fn error_response(error: AppError, lang: Lang) -> Response {
+    let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let code = serde_json::to_value(&error).ok().map(|value| match value {
+        Value::String(code) => code,
+        Value::Object(map) => map.keys().next().cloned().unwrap_or_default(),
+        _ => String::new(),
+    });
+    (status, Json(json!({ "error": error.message(lang), "code": code }))).into_response()
+}
+
+pub async fn submit(
+    State(chat): State<Arc<ChatService>>,
+    user: Option<Extension<CurrentUser>>,
+    headers: HeaderMap,
+    body: Result<Json<InputRequest>, JsonRejection>,
+) -> Response {
+    let language = headers.get(header::ACCEPT_LANGUAGE).and_then(|value| value.to_str().ok());
+    let user = user.map(|Extension(user)| user);
+    let lang = reader_lang(user.as_ref(), language);
+    let Some(user) = user else {
+        return error_response(AppError::Unauthenticated, lang);
+    };
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(rejection) => {
+            let status = rejection.status();
+            return (status, Json(json!({ "error": lang.t(Text::ErrorTransport), "code": "Malformed" }))).into_response();
+        }
+    };
+    let answer = match (body.choice, body.free_text, body.fields) {
+        (Some(choice), None, None) => InputAnswer::Choice(choice),
+        (None, Some(text), None) => InputAnswer::FreeText(text),
+        (None, None, Some(fields)) => InputAnswer::Fields(fields),
+        // Exactly one of the three is an answer; none or several is not.
+        _ => return error_response(AppError::AnswerNotOffered, lang),
+    };
+    match chat.answer(&user, &body.conversation_id, &body.turn_digest, answer, lang).await {
+        Ok(()) => (StatusCode::ACCEPTED, Json(json!({ "status": "processing" }))).into_response(),
+        Err(error) => error_response(error, lang),
+    }
+}

@@ -1,0 +1,259 @@
+//! What the worker does with a conversation it took from the queue: start a turn as a run, deliver
+//! a recorded answer or decision to the waiting run, and record what the run came back with.
+
+use std::sync::Arc;
+
+use app::input_form::InputPauseForm;
+use runtime::{
+    Actor, ApprovalDecision, ChatMessage, DenialReason, InputSubmission, PauseView, Refusal, RunOutcome, RunRequest,
+    RunResult, RunStatus, Runtime, RuntimeError,
+};
+use uuid::Uuid;
+
+use crate::handback;
+use crate::skills::{ProcessRunDetector, SkillCatalogue};
+use crate::store::{ConversationRow, Settle, Store, StoreError};
+
+/// The configuration every chat run belongs to; deactivating it stops new runs and decisions.
+pub const CHAT_CONFIGURATION: &str = "chat";
+
+const SYSTEM_PROMPT: &str = "You are Tourguide, an assistant that works with the user on their website. \
+Use the tools instead of guessing. A tool that changes content goes through the user's approval; say that a \
+change was made only when its tool reported success. Answer in the language the user writes in.";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+#[derive(Clone)]
+pub struct Turns {
+    pub store: Store,
+    pub runtime: Arc<Runtime>,
+    pub skills: Arc<SkillCatalogue>,
+}
+
+fn owner(conversation: &ConversationRow) -> Actor {
+    Actor::user(conversation.user_id)
+}
+
+fn run_id_of(conversation: &ConversationRow) -> Option<Uuid> {
+    conversation.run_id.as_deref().and_then(|id| Uuid::parse_str(id).ok())
+}
+
+impl Turns {
+    /// Carries the conversation one step on. Does nothing unless it is `processing`.
+    pub async fn process(&self, conversation_id: &str) -> Result<(), TurnError> {
+        let Some(conversation) = self.store.conversation(conversation_id).await? else { return Ok(()) };
+        if conversation.status != "processing" {
+            return Ok(());
+        }
+        match conversation.approval_decision.as_deref() {
+            Some("input") => self.deliver_answer(&conversation).await,
+            Some("approve") | Some("deny") => self.deliver_decision(&conversation).await,
+            _ => self.carry_turn(&conversation).await,
+        }
+    }
+
+    async fn carry_turn(&self, conversation: &ConversationRow) -> Result<(), TurnError> {
+        let run_id = match run_id_of(conversation) {
+            Some(run_id) => run_id,
+            None => {
+                let request = self.request_for(conversation).await?;
+                let run_id = match self.runtime.enqueue(request).await {
+                    Ok(run_id) => run_id,
+                    Err(RuntimeError::ConfigurationInactive(_)) => {
+                        self.store.fail_conversation(&conversation.id, "configuration_inactive").await?;
+                        return Ok(());
+                    }
+                    Err(error) => return Err(error.into()),
+                };
+                if !self.store.attach_run(&conversation.id, &run_id.to_string()).await? {
+                    // The conversation moved on while the run was stored; the run must not act.
+                    self.runtime.cancel(&owner(conversation), run_id).await?;
+                    return Ok(());
+                }
+                run_id
+            }
+        };
+        self.follow_run(conversation, run_id).await
+    }
+
+    /// Looks at where the run stands and does what is due: run it if it is queued, record it if it
+    /// stopped. A restart lands here too, so nothing is started twice.
+    async fn follow_run(&self, conversation: &ConversationRow, run_id: Uuid) -> Result<(), TurnError> {
+        let Some(view) = self.runtime.status(&owner(conversation), run_id).await? else {
+            self.store.fail_conversation(&conversation.id, "run_missing").await?;
+            return Ok(());
+        };
+        let run = run_id.to_string();
+        match view.status {
+            RunStatus::Queued => {
+                if let Some(result) = self.runtime.run_queued(run_id).await? {
+                    self.apply(&conversation.id, result).await?;
+                }
+            }
+            // Another segment carries it; if that one died, the reaper queues the run again.
+            RunStatus::Running => {}
+            RunStatus::WaitingForInput | RunStatus::WaitingForApproval => match view.pause {
+                Some(PauseView::Input(pause)) => {
+                    let question = InputPauseForm::parse(&pause.schema).question().to_string();
+                    self.store.settle(&conversation.id, &run, Settle::AwaitingInput { question: Some(&question) }).await?;
+                }
+                Some(PauseView::Approval(_)) => {
+                    self.store.settle(&conversation.id, &run, Settle::AwaitingApproval).await?;
+                }
+                Some(PauseView::Unreadable) | None => {
+                    self.store.settle(&conversation.id, &run, Settle::Failed { code: "state_unreadable" }).await?;
+                }
+            },
+            RunStatus::Completed => {
+                let answer = view.answer.unwrap_or_default();
+                self.store.settle(&conversation.id, &run, Settle::Answered { answer: &answer }).await?;
+            }
+            RunStatus::Failed | RunStatus::Cancelled => {
+                let code = view.termination_reason.unwrap_or_else(|| view.status.as_str().to_string());
+                self.store.settle(&conversation.id, &run, Settle::Failed { code: &code }).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn deliver_answer(&self, conversation: &ConversationRow) -> Result<(), TurnError> {
+        let Some(run_id) = run_id_of(conversation) else {
+            self.store.fail_conversation(&conversation.id, "run_missing").await?;
+            return Ok(());
+        };
+        if !self.still_waits(conversation, run_id, RunStatus::WaitingForInput).await? {
+            return Ok(());
+        }
+        let values = conversation
+            .pending_input
+            .as_deref()
+            .and_then(|raw| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).ok())
+            .unwrap_or_default();
+        let submission = InputSubmission { values, digest: conversation.approval_turn_digest.clone() };
+        match self.runtime.submit_input(&owner(conversation), run_id, submission).await {
+            Ok(result) => self.apply(&conversation.id, result).await,
+            Err(refusal) => self.refused(conversation, "awaiting_input", handback::input_code(&refusal), &refusal).await,
+        }
+    }
+
+    async fn deliver_decision(&self, conversation: &ConversationRow) -> Result<(), TurnError> {
+        let Some(run_id) = run_id_of(conversation) else {
+            self.store.fail_conversation(&conversation.id, "run_missing").await?;
+            return Ok(());
+        };
+        if !self.still_waits(conversation, run_id, RunStatus::WaitingForApproval).await? {
+            return Ok(());
+        }
+        let digest = conversation.approval_turn_digest.clone().unwrap_or_default();
+        let decision = if conversation.approval_decision.as_deref() == Some("approve") {
+            ApprovalDecision::approve(digest)
+        } else {
+            let reason = match conversation.approval_deny_reason.as_deref() {
+                Some("variant") => Some(DenialReason::Variant),
+                Some("skip") => Some(DenialReason::Skip),
+                _ => None,
+            };
+            ApprovalDecision::deny(digest, reason)
+        };
+        match self.runtime.approve(&owner(conversation), run_id, decision).await {
+            Ok(result) => self.apply(&conversation.id, result).await,
+            Err(refusal) => {
+                self.refused(conversation, "awaiting_approval", handback::approval_code(&refusal), &refusal).await
+            }
+        }
+    }
+
+    /// Before delivering, asks whether the run still waits. If an earlier attempt already
+    /// delivered (the server died before it could record the result), the decision is marked done
+    /// and the run is followed instead of being refused as "not waiting".
+    async fn still_waits(&self, conversation: &ConversationRow, run_id: Uuid, waiting: RunStatus) -> Result<bool, TurnError> {
+        let status = self.runtime.status(&owner(conversation), run_id).await?.map(|view| view.status);
+        match status {
+            Some(status) if status == waiting => Ok(true),
+            Some(RunStatus::Queued | RunStatus::Running | RunStatus::Completed)
+            | Some(RunStatus::WaitingForApproval | RunStatus::WaitingForInput) => {
+                if self.store.mark_delivered(&conversation.id).await? {
+                    self.follow_run(conversation, run_id).await?;
+                }
+                Ok(false)
+            }
+            Some(RunStatus::Failed | RunStatus::Cancelled) | None => {
+                let code = if waiting == RunStatus::WaitingForInput { "not_awaiting_input" } else { "not_awaiting_approval" };
+                let back_to = if waiting == RunStatus::WaitingForInput { "awaiting_input" } else { "awaiting_approval" };
+                self.store.hand_back(&conversation.id, back_to, Some(code)).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    async fn refused(
+        &self,
+        conversation: &ConversationRow,
+        back_to: &str,
+        code: Option<&'static str>,
+        refusal: &Refusal,
+    ) -> Result<(), TurnError> {
+        tracing::warn!(conversation = %conversation.id, refusal = refusal.code(), "runtime refused a recorded answer or decision");
+        match code {
+            Some(code) => {
+                self.store.hand_back(&conversation.id, back_to, Some(code)).await?;
+            }
+            None => {
+                self.store.fail_conversation(&conversation.id, "decision_failed").await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Records what a run call came back with, on the conversation that carries that run.
+    async fn apply(&self, conversation_id: &str, result: RunResult) -> Result<(), TurnError> {
+        let run = result.run_id.to_string();
+        match result.outcome {
+            RunOutcome::Completed { answer, .. } => {
+                self.store.settle(conversation_id, &run, Settle::Answered { answer: &answer }).await?;
+            }
+            RunOutcome::AwaitingInput { pause } => {
+                let question = InputPauseForm::parse(&pause.schema).question().to_string();
+                self.store.settle(conversation_id, &run, Settle::AwaitingInput { question: Some(&question) }).await?;
+            }
+            RunOutcome::AwaitingApproval { .. } => {
+                self.store.settle(conversation_id, &run, Settle::AwaitingApproval).await?;
+            }
+            RunOutcome::Failed { reason } => {
+                self.store.settle(conversation_id, &run, Settle::Failed { code: reason.as_str() }).await?;
+            }
+            RunOutcome::Cancelled => {
+                self.store.settle(conversation_id, &run, Settle::Failed { code: "cancelled" }).await?;
+            }
+            // Requeued: the worker is dispatched again when the run is due. Lease lost: whoever
+            // holds the run now will record it.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn request_for(&self, conversation: &ConversationRow) -> Result<RunRequest, TurnError> {
+        let mut system = SYSTEM_PROMPT.to_string();
+        let skill = conversation.skill.as_deref().and_then(|id| self.skills.find(id));
+        if let Some(skill) = skill {
+            system.push_str("\n\n");
+            system.push_str(skill.instructions);
+        }
+        let mut messages = vec![ChatMessage::system(system)];
+        for message in self.store.messages(&conversation.id).await? {
+            messages.push(match message.role.as_str() {
+                "user" => ChatMessage::user(message.content),
+                _ => ChatMessage::assistant(message.content),
+            });
+        }
+        let mut request = RunRequest::new(owner(conversation), CHAT_CONFIGURATION, messages);
+        request.process = self.skills.is_process_run(conversation);
+        Ok(request)
+    }
+}
