@@ -1,6 +1,8 @@
 //! Story tests over real HTTP on 127.0.0.1 against a real SQLite file.
 
 mod harness;
+mod questions;
+mod scripted;
 mod chat;
 mod security;
 mod startup;
