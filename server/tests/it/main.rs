@@ -1,5 +1,6 @@
 //! Story tests over real HTTP on 127.0.0.1 against a real SQLite file.
 
+mod decisions;
 mod harness;
 mod questions;
 mod scripted;
