@@ -270,8 +270,21 @@ impl ChatBackend for ChatService {
             ConversationStatus::AwaitingApproval if is_continue_intent(content) => {
                 return Err(AppError::ApprovalStillPending);
             }
-            ConversationStatus::AwaitingApproval | ConversationStatus::AwaitingInput
-                if self.skills.is_process_run(&row) =>
+            // Where the question takes free text, typed text in the chat input is the answer.
+            ConversationStatus::AwaitingInput => {
+                if let Some(PauseView::Input(pause)) = self.pause_of(&row).await? {
+                    if InputPauseForm::parse(&pause.schema).takes_free_text() {
+                        let answer = InputAnswer::FreeText(content.to_string());
+                        return self.answer(user, id, &pause.digest, answer, Lang::default()).await;
+                    }
+                }
+                if self.skills.is_process_run(&row) {
+                    if let Some(run_id) = run_of(&row) {
+                        return self.message_in_process_run(&row, run_id, content).await;
+                    }
+                }
+            }
+            ConversationStatus::AwaitingApproval if self.skills.is_process_run(&row) =>
             {
                 if let Some(run_id) = run_of(&row) {
                     return self.message_in_process_run(&row, run_id, content).await;
