@@ -1,6 +1,9 @@
 //! The guided tour's website: pages made of blocks, the fields a tool may change, and the pure
-//! rules for changing them. No SQL and no HTTP here: `store` keeps pages.
+//! rules for changing them. No SQL and no HTTP here: `store` keeps pages, `analysis` judges them,
+//! `seed` holds the site a fresh installation starts with.
 
+pub mod analysis;
+pub mod seed;
 pub mod store;
 
 use std::fmt;
