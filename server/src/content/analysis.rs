@@ -535,6 +535,10 @@ pub fn proposals(page: &Page, point: &Point) -> Vec<Proposal> {
     for (target, value) in candidates(page, point) {
         let Ok(current) = page.value_of(target) else { continue };
         let Ok(proposed) = validate(target, &value) else { continue };
+        // An empty description is valid to store but never a fix.
+        if proposed.is_empty() {
+            continue;
+        }
         let proposal = Proposal { target, current, proposed };
         if proposal.proposed == proposal.current || resolving.contains(&proposal) || others.contains(&proposal) {
             continue;
@@ -761,13 +765,30 @@ fn title_extensions(page: &Page) -> Vec<String> {
             list.push(title_fit(&format!("{title} – {heading}")));
         }
     }
-    if let Some(sentence) = split_sentences(&page.description).first() {
-        list.push(title_fit(&format!("{title}: {}", sentence.trim_end_matches(['.', '!', '?']))));
-    }
-    if let Some(sentence) = paragraphs(page).next().and_then(|text| split_sentences(text).first().copied()) {
-        list.push(title_fit(&format!("{title}: {}", sentence.trim_end_matches(['.', '!', '?']))));
+    let description = split_sentences(&page.description).first().copied();
+    let paragraph = paragraphs(page).next().and_then(|text| split_sentences(text).first().copied());
+    for sentence in description.into_iter().chain(paragraph) {
+        let sentence = sentence.trim_end_matches(['.', '!', '?']);
+        // "Brot: Brot" says nothing more than "Brot".
+        if !contains_ignoring_case(title, sentence) {
+            list.push(title_fit(&format!("{title}: {sentence}")));
+        }
     }
     list
+}
+
+/// Whole sentences that fit, else the clauses that fit closed with a full stop.
+fn lead_within(text: &str, max: usize) -> String {
+    let sentences = sentences_within(text, max);
+    if !sentences.is_empty() {
+        return sentences;
+    }
+    let clauses = truncate_clauses(text, max.saturating_sub(1));
+    if clauses.is_empty() || clauses.ends_with(['.', '!', '?']) {
+        clauses
+    } else {
+        format!("{clauses}.")
+    }
 }
 
 fn description_from_content(page: &Page) -> Vec<String> {
@@ -775,14 +796,14 @@ fn description_from_content(page: &Page) -> Vec<String> {
     let text = paragraphs(page).collect::<Vec<_>>().join(" ");
     let current = page.description.trim();
     let title = page.title.trim();
-    let mut list = vec![sentences_within(&text, max), ellipsize(&text, max)];
-    let room = max.saturating_sub(title.chars().count() + 2);
-    let lead = sentences_within(&text, room);
+    let mut list = vec![lead_within(&text, max), ellipsize(&text, max)];
+    let lead = lead_within(&text, max.saturating_sub(title.chars().count() + 3));
     if !lead.is_empty() {
-        list.push(format!("{title}: {lead}"));
+        let separator = if title.contains(':') { " – " } else { ": " };
+        list.push(format!("{title}{separator}{lead}"));
     }
     if !current.is_empty() {
-        let more = sentences_within(&text, max.saturating_sub(current.chars().count() + 1));
+        let more = lead_within(&text, max.saturating_sub(current.chars().count() + 1));
         if !more.is_empty() {
             list.push(format!("{current} {more}"));
         }
@@ -792,8 +813,8 @@ fn description_from_content(page: &Page) -> Vec<String> {
 
 fn description_shortenings(description: &str) -> Vec<String> {
     let max = *DESCRIPTION_RECOMMENDED.end();
-    let first = split_sentences(description).first().map(|sentence| sentence.to_string()).unwrap_or_default();
-    vec![sentences_within(description, max), ellipsize(description, max), truncate_clauses(&first, max)]
+    // A shorter cut as the last resort, so there is a second variant even for one endless word.
+    vec![lead_within(description, max), ellipsize(description, max), ellipsize(description, max - 20)]
 }
 
 /// Words from an image's file name ("sauerteig-brot.jpg" gives "Sauerteig brot"), unless the name
@@ -801,7 +822,7 @@ fn description_shortenings(description: &str) -> Vec<String> {
 fn file_name_words(src: &str) -> Option<String> {
     let name = src.split(['?', '#']).next()?.rsplit('/').next()?;
     let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
-    if is_file_name_like(stem) || is_file_name_like(name) {
+    if is_file_name_like(stem) {
         return None;
     }
     let words = stem.replace(['-', '_'], " ");
@@ -835,6 +856,9 @@ fn nearest_paragraph(page: &Page, index: usize) -> Option<&str> {
     })
 }
 
+/// Alt texts are read aloud in full; a proposal longer than this would be a caption.
+const ALT_PROPOSAL_MAX: usize = 120;
+
 fn alt_texts(page: &Page, index: usize) -> Vec<String> {
     let Some(Block::Image { src, .. }) = page.blocks.get(index) else { return Vec::new() };
     let mut list = Vec::new();
@@ -842,8 +866,11 @@ fn alt_texts(page: &Page, index: usize) -> Vec<String> {
     list.extend(nearest_heading(page, index).map(str::to_string));
     if let Some(sentence) = nearest_paragraph(page, index).and_then(|text| split_sentences(text).first().copied()) {
         let sentence = sentence.trim_end_matches(['.', '!', '?']);
-        let short = truncate_clauses(sentence, 120);
-        list.push(if short.is_empty() { truncate_words(sentence, 120) } else { short });
+        list.push(match truncate_clauses(sentence, ALT_PROPOSAL_MAX) {
+            _ if sentence.chars().count() <= ALT_PROPOSAL_MAX => sentence.to_string(),
+            short if !short.is_empty() => short,
+            _ => truncate_words(sentence, ALT_PROPOSAL_MAX),
+        });
     }
     list.push(page.title.trim().to_string());
     list.retain(|alt| !is_useless_alt(alt));
@@ -932,7 +959,7 @@ const SUBORDINATORS: &[&str] = &[
     "der", "die", "das", "dem", "den", "deren", "dessen", "welche", "welcher", "welches", "dass", "weil", "wenn", "ob",
     "als", "obwohl", "damit", "sodass", "wie", "wo", "während", "bevor", "nachdem", "bis", "seit", "seitdem", "um",
     "ohne", "which", "who", "whom", "whose", "that", "because", "if", "when", "while", "although", "though", "since",
-    "until", "where", "as", "whether", "before", "after",
+    "until", "where", "as", "whether", "before", "after", "auch", "even",
 ];
 /// Dropped at the start of a split-off piece: "…, und wir backen" becomes "Wir backen".
 const JOINERS: &[&str] = &["und", "and"];
@@ -1049,4 +1076,319 @@ fn rewrite_paragraph(text: &str, rewrite: Rewrite) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD_TITLE: &str = "Fresh sourdough bread from Freiburg"; // 35 characters
+    const GOOD_DESCRIPTION: &str =
+        "Our bakery in Freiburg bakes sourdough bread, rolls and cakes every morning, from regional flour only.";
+
+    fn page(title: &str, description: &str, blocks: Vec<Block>) -> Page {
+        Page {
+            id: 1,
+            slug: "test".into(),
+            title: title.into(),
+            description: description.into(),
+            blocks,
+            updated_at: 0,
+            version: 1,
+        }
+    }
+
+    fn heading(level: u8, text: &str) -> Block {
+        Block::Heading { level, text: text.into() }
+    }
+
+    fn paragraph(text: &str) -> Block {
+        Block::Paragraph { text: text.into() }
+    }
+
+    fn image(alt: &str) -> Block {
+        Block::Image { src: "/images/loaf.jpg".into(), alt: alt.into() }
+    }
+
+    fn link(text: &str) -> Block {
+        Block::Link { text: text.into(), href: "/contact".into() }
+    }
+
+    /// A page that passes every check, to which one flaw at a time is added.
+    fn clean(blocks: Vec<Block>) -> Page {
+        let mut all = vec![heading(1, "Our bread"), paragraph("We bake every morning. The shop opens at seven.")];
+        all.extend(blocks);
+        page(GOOD_TITLE, GOOD_DESCRIPTION, all)
+    }
+
+    fn kinds(page: &Page) -> Vec<PointKind> {
+        analyse(page).points.into_iter().map(|point| point.kind).collect()
+    }
+
+    /// A sentence of `n` words without its full stop.
+    fn words(n: usize) -> String {
+        format!("Bread{}", " bread".repeat(n.saturating_sub(1)))
+    }
+
+    #[test]
+    fn content_clean_page_has_no_points() {
+        let page = clean(vec![heading(2, "Opening hours"), heading(3, "Holidays"), heading(2, "Contact"), image("A round sourdough loaf on a wooden board"), link("Contact and opening hours")]);
+        assert_eq!(analyse(&page).points, []);
+    }
+
+    #[test]
+    fn content_title_length() {
+        let mut page = clean(vec![]);
+        page.title = "x".repeat(29);
+        assert_eq!(kinds(&page), [PointKind::TitleTooShort]);
+        page.title = "x".repeat(30);
+        assert_eq!(kinds(&page), []);
+        page.title = "x".repeat(60);
+        assert_eq!(kinds(&page), []);
+        page.title = "x".repeat(61);
+        assert_eq!(kinds(&page), [PointKind::TitleTooLong]);
+        // Characters, not bytes: 40 umlauts are 80 bytes.
+        page.title = "ü".repeat(40);
+        assert_eq!(kinds(&page), []);
+        let point = &analyse(&clean(vec![])).points;
+        assert!(point.is_empty());
+    }
+
+    #[test]
+    fn content_description_length() {
+        let mut page = clean(vec![]);
+        page.description = "  ".into();
+        assert_eq!(kinds(&page), [PointKind::DescriptionMissing]);
+        assert_eq!(analyse(&page).points[0].current, None);
+        page.description = "x".repeat(69);
+        assert_eq!(kinds(&page), [PointKind::DescriptionTooShort]);
+        page.description = "x".repeat(70);
+        assert_eq!(kinds(&page), []);
+        page.description = "x".repeat(160);
+        assert_eq!(kinds(&page), []);
+        page.description = "x".repeat(161);
+        assert_eq!(kinds(&page), [PointKind::DescriptionTooLong]);
+    }
+
+    #[test]
+    fn content_heading_structure() {
+        let no_h1 = page(GOOD_TITLE, GOOD_DESCRIPTION, vec![heading(2, "Bread"), heading(3, "Rye")]);
+        assert_eq!(kinds(&no_h1), [PointKind::NoH1]);
+        assert_eq!(analyse(&no_h1).points[0].target, Target::Headings);
+        let no_headings = page(GOOD_TITLE, GOOD_DESCRIPTION, vec![paragraph("Only text.")]);
+        assert_eq!(kinds(&no_headings), [PointKind::NoH1]);
+
+        let two_h1 = clean(vec![heading(1, "Again")]);
+        let points = analyse(&two_h1).points;
+        assert_eq!(points.iter().map(|point| point.kind).collect::<Vec<_>>(), [PointKind::MultipleH1]);
+        assert_eq!(points[0].target, Target::Block { index: 2 });
+        assert_eq!(points[0].current.as_deref(), Some("Again"));
+
+        let skipped = clean(vec![heading(3, "Rye")]);
+        assert_eq!(kinds(&skipped), [PointKind::SkippedHeadingLevel]);
+        // Going back up any number of levels is fine; only going down skips.
+        let fine = clean(vec![heading(2, "A"), heading(3, "B"), heading(4, "C"), heading(2, "D")]);
+        assert_eq!(kinds(&fine), []);
+    }
+
+    #[test]
+    fn content_alt_texts() {
+        assert_eq!(kinds(&clean(vec![image("")])), [PointKind::AltMissing]);
+        assert_eq!(kinds(&clean(vec![image("   ")])), [PointKind::AltMissing]);
+        for useless in ["image", "Bild", "Foto.", "IMG_1234.jpg", "IMG_1234", "DSC-0042", "brot.JPEG", "1234"] {
+            assert_eq!(kinds(&clean(vec![image(useless)])), [PointKind::AltUseless], "{useless}");
+        }
+        for fine in ["Ein Laib Sauerteigbrot", "Image of the shop front at night", "Logo der Bäckerei"] {
+            assert_eq!(kinds(&clean(vec![image(fine)])), [], "{fine}");
+        }
+    }
+
+    #[test]
+    fn content_vague_link_text() {
+        for vague in ["click here", "Click here!", "Hier klicken", "mehr", "Mehr »", "read more", "Read more…", "here", "hier", "Link", " "] {
+            assert_eq!(kinds(&clean(vec![link(vague)])), [PointKind::VagueLinkText], "{vague:?}");
+        }
+        for fine in ["Unsere Öffnungszeiten", "Read more about our sourdough", "Contact us"] {
+            assert_eq!(kinds(&clean(vec![link(fine)])), [], "{fine}");
+        }
+    }
+
+    #[test]
+    fn content_long_sentences() {
+        // Two sentences of 30 words: the average is too high although neither is over 35.
+        let average = format!("{}. {}.", words(30), words(30));
+        assert_eq!(kinds(&clean(vec![paragraph(&average)])), [PointKind::LongSentences]);
+        // One sentence over 35 words among short ones: the average is fine, the longest is not.
+        let longest = format!("{}. {}. {}. {}.", words(36), words(5), words(5), words(5));
+        assert_eq!(kinds(&clean(vec![paragraph(&longest)])), [PointKind::LongSentences]);
+        let fine = format!("{}. {}.", words(25), words(25));
+        assert_eq!(kinds(&clean(vec![paragraph(&fine)])), []);
+        let message = &analyse(&clean(vec![paragraph(&average)])).points[0].message_en;
+        assert!(message.contains("30 words on average"), "{message}");
+    }
+
+    #[test]
+    fn content_sentence_splitter() {
+        assert_eq!(split_sentences("One. Two! Three? Four"), ["One.", "Two!", "Three?", "Four"]);
+        assert_eq!(split_sentences("Wir backen z.B. Brot. Es kostet ca. drei Euro."), ["Wir backen z.B. Brot.", "Es kostet ca. drei Euro."]);
+        assert_eq!(split_sentences("Am 3. Mai ist zu. Seit 1952. Gut."), ["Am 3. Mai ist zu.", "Seit 1952.", "Gut."]);
+        assert_eq!(split_sentences("Version 2.5 is out. \"Really?\" Yes."), ["Version 2.5 is out.", "\"Really?\"", "Yes."]);
+        assert_eq!(split_sentences("etwa 3 km. weiter geht es"), ["etwa 3 km. weiter geht es"]);
+        assert!(split_sentences("  ").is_empty());
+    }
+
+    #[test]
+    fn content_reading_ease() {
+        let easy = "The cat sat on the mat. The dog ran to the park.";
+        let hard = "Comprehensive organisational considerations necessitate extraordinarily sophisticated administrative documentation.";
+        let easy_score = reading_ease(easy, Lang::En).unwrap_or_default();
+        let hard_score = reading_ease(hard, Lang::En).unwrap_or_default();
+        assert!(easy_score > 90.0 && hard_score < 10.0, "{easy_score} {hard_score}");
+        // Amstad: 180 − 4 words per sentence − 58.5 × 11 syllables / 8 words.
+        let german = reading_ease("Wir backen Brot gern. Der Laden ist offen.", Lang::De).unwrap_or_default();
+        assert!((german - (180.0 - 4.0 - 58.5 * 11.0 / 8.0)).abs() < 0.01, "{german}");
+        assert_eq!(reading_ease("", Lang::De), None);
+    }
+
+    #[test]
+    fn content_page_language() {
+        assert_eq!(page_language(&page("Über uns", "Wir backen das Brot für die Stadt.", vec![])), Lang::De);
+        assert_eq!(page_language(&page("About us", "We bake the bread for the town.", vec![])), Lang::En);
+    }
+
+    #[test]
+    fn content_points_are_numbered_in_a_stable_order() {
+        let page = page(
+            "Short",
+            "",
+            vec![
+                link("here"),
+                heading(2, "Bread"),
+                image(""),
+                heading(4, "Rye"),
+                paragraph(&format!("{}.", words(40))),
+            ],
+        );
+        let analysis = analyse(&page);
+        assert_eq!(analysis, analyse(&page.clone()));
+        let summary: Vec<(usize, PointKind, Target)> =
+            analysis.points.iter().map(|point| (point.number, point.kind, point.target)).collect();
+        assert_eq!(
+            summary,
+            [
+                (1, PointKind::TitleTooShort, Target::Title),
+                (2, PointKind::DescriptionMissing, Target::Description),
+                (3, PointKind::NoH1, Target::Headings),
+                (4, PointKind::VagueLinkText, Target::Block { index: 0 }),
+                (5, PointKind::AltMissing, Target::Block { index: 2 }),
+                (6, PointKind::SkippedHeadingLevel, Target::Block { index: 3 }),
+                (7, PointKind::LongSentences, Target::Block { index: 4 }),
+            ]
+        );
+        assert_eq!(analysis.points[0].severity, Severity::Medium);
+        assert_eq!(analysis.points[1].severity, Severity::High);
+    }
+
+    #[test]
+    fn content_render_points_numbers_each_line() {
+        let page = page("Short", "", vec![heading(1, "Bread"), link("hier")]);
+        let english = render_points(&analyse(&page), Lang::En);
+        let lines: Vec<&str> = english.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("1. The title has only 5 characters"), "{english}");
+        assert!(lines[0].ends_with("Current: “Short”"), "{english}");
+        assert!(lines[1].starts_with("2. The page has no meta description"), "{english}");
+        assert!(lines[2].starts_with("3. The link in block 1 says “hier”"), "{english}");
+        let german = render_points(&analyse(&page), Lang::De);
+        assert!(german.starts_with("1. Der Titel hat nur 5 Zeichen"), "{german}");
+        assert!(german.contains("\n3. Der Link in Block 1 lautet „hier“"), "{german}");
+        assert!(render_points(&analyse(&clean(vec![])), Lang::En).starts_with("No points found"));
+    }
+
+    /// A page with one point of every kind, each with enough context for alternatives.
+    fn flawed() -> Page {
+        page(
+            "Bäckerei Sonnenkorn Freiburg – frisches Brot, Brötchen, Kuchen, Torten und Kaffee seit 1952",
+            "Brot.",
+            vec![
+                heading(2, "Unser Brot"),
+                paragraph(
+                    "Wir backen jeden Morgen frisches Brot aus Mehl von Mühlen der Region, und unser Sauerteig reift \
+                     zwei Tage lang in der kühlen Backstube, bevor er in den Ofen kommt, und deshalb schmeckt das Brot \
+                     mild und bleibt lange frisch, auch wenn man es erst am Wochenende anschneidet.",
+                ),
+                heading(2, "Brötchen"),
+                heading(4, "Laugenbrezeln"),
+                image(""),
+                Block::Image { src: "/images/sauerteig-laib.jpg".into(), alt: "IMG_1234.jpg".into() },
+                link("Hier klicken"),
+                heading(2, "Torten"),
+            ],
+        )
+    }
+
+    #[test]
+    fn content_proposals_are_deterministic_distinct_and_change_something() {
+        let page = flawed();
+        let analysis = analyse(&page);
+        let mut seen_kinds = Vec::new();
+        for point in &analysis.points {
+            seen_kinds.push(point.kind);
+            let all = proposals(&page, point);
+            assert!(all.len() >= 2, "{point:?} has {all:?}");
+            assert_eq!(all, proposals(&page.clone(), point), "not deterministic");
+            for (variant, proposal) in all.iter().enumerate() {
+                assert_eq!(propose(&page, point, variant).as_ref(), Some(proposal));
+                assert_ne!(proposal.proposed, proposal.current, "{proposal:?}");
+                assert!(!proposal.proposed.trim().is_empty(), "{proposal:?}");
+                assert_eq!(page.value_of(proposal.target).as_ref(), Ok(&proposal.current));
+                assert_eq!(all.iter().filter(|other| *other == proposal).count(), 1, "{proposal:?} twice");
+            }
+            assert_eq!(propose(&page, point, all.len()), None);
+            let mut trial = page.clone();
+            trial.apply(all[0].target, &all[0].proposed).expect("applies");
+            assert!(!analyse(&trial).points.iter().any(|after| after.target == point.target), "{:?} does not fix {point:?}", all[0]);
+        }
+        use PointKind::*;
+        assert_eq!(
+            seen_kinds,
+            [TitleTooLong, DescriptionTooShort, NoH1, LongSentences, SkippedHeadingLevel, AltMissing, AltUseless, VagueLinkText]
+        );
+    }
+
+    #[test]
+    fn content_proposals_for_the_remaining_kinds() {
+        let short = page("Brot", "x".repeat(200).as_str(), vec![heading(1, "Frisches Brot aus Freiburg"), heading(1, "Brötchen"), paragraph("Wir backen jeden Morgen. Der Laden öffnet um sieben.")]);
+        let analysis = analyse(&short);
+        use PointKind::*;
+        assert_eq!(analysis.points.iter().map(|point| point.kind).collect::<Vec<_>>(), [TitleTooShort, DescriptionTooLong, MultipleH1]);
+        for point in &analysis.points {
+            let first = propose(&short, point, 0).expect("first");
+            let second = propose(&short, point, 1).expect("second");
+            assert_ne!(first, second);
+            assert_ne!(first.proposed, first.current);
+            assert_ne!(second.proposed, second.current);
+        }
+        let title = propose(&short, &analysis.points[0], 0).expect("title");
+        assert_eq!(title.proposed, "Brot – Frisches Brot aus Freiburg");
+        let description = propose(&short, &analysis.points[1], 0).expect("description");
+        assert!(description.proposed.chars().count() <= 160, "{description:?}");
+        let missing = page("Brot", "", vec![heading(1, "Brot"), paragraph("Wir backen jeden Morgen frisches Brot aus regionalem Mehl. Der Laden in der Talstraße öffnet um sieben Uhr.")]);
+        let point = analyse(&missing).points.into_iter().find(|point| point.kind == DescriptionMissing).expect("point");
+        let proposal = propose(&missing, &point, 0).expect("description");
+        assert_eq!(proposal.current, "");
+        assert!(DESCRIPTION_RECOMMENDED.contains(&proposal.proposed.chars().count()), "{proposal:?}");
+        assert!(propose(&missing, &point, 1).is_some());
+    }
+
+    #[test]
+    fn content_link_labels_come_from_the_target() {
+        assert_eq!(href_label("/kontakt", Lang::De).as_deref(), Some("Kontakt"));
+        assert_eq!(href_label("https://example.com/files/speisekarte-sommer.pdf", Lang::De).as_deref(), Some("Speisekarte sommer (PDF)"));
+        assert_eq!(href_label("https://www.openstreetmap.org", Lang::En).as_deref(), Some("openstreetmap.org"));
+        assert_eq!(href_label("mailto:hallo@example.com?subject=Torte", Lang::De).as_deref(), Some("hallo@example.com"));
+        assert_eq!(href_label("/", Lang::De).as_deref(), Some("Startseite"));
+        assert_eq!(href_label("/seite#oeffnungszeiten", Lang::De).as_deref(), Some("Seite"));
+    }
 }
