@@ -163,7 +163,14 @@ fn check_title(page: &Page, findings: &mut Vec<Finding>) {
     } else {
         return;
     };
-    findings.push(Finding { kind, target: Target::Title, severity: Severity::Medium, en, de, current: Some(page.title.clone()) });
+    findings.push(Finding {
+        kind,
+        target: Target::Title,
+        severity: Severity::Medium,
+        en,
+        de,
+        current: Some(page.title.clone()),
+    });
 }
 
 fn check_description(page: &Page, findings: &mut Vec<Finding>) {
@@ -212,10 +219,18 @@ fn check_has_h1(page: &Page, findings: &mut Vec<Finding>) {
         ),
         None => (
             "The page has no headings at all, so neither readers nor search engines see its structure.".to_string(),
-            "Die Seite hat gar keine Überschriften, also sehen weder Leser noch Suchmaschinen ihre Gliederung.".to_string(),
+            "Die Seite hat gar keine Überschriften, also sehen weder Leser noch Suchmaschinen ihre Gliederung."
+                .to_string(),
         ),
     };
-    findings.push(Finding { kind: PointKind::NoH1, target: Target::Headings, severity: Severity::High, en, de, current: None });
+    findings.push(Finding {
+        kind: PointKind::NoH1,
+        target: Target::Headings,
+        severity: Severity::High,
+        en,
+        de,
+        current: None,
+    });
 }
 
 fn check_heading(
@@ -266,8 +281,12 @@ fn check_image(index: usize, src: &str, alt: &str, findings: &mut Vec<Finding>) 
             kind: PointKind::AltUseless,
             target,
             severity: Severity::Medium,
-            en: format!("The image in block {index} ({src}) has the alt text “{alt}”, which does not describe what it shows."),
-            de: format!("Das Bild in Block {index} ({src}) hat den Alternativtext „{alt}“, der nicht beschreibt, was es zeigt."),
+            en: format!(
+                "The image in block {index} ({src}) has the alt text “{alt}”, which does not describe what it shows."
+            ),
+            de: format!(
+                "Das Bild in Block {index} ({src}) hat den Alternativtext „{alt}“, der nicht beschreibt, was es zeigt."
+            ),
             current: Some(alt.to_string()),
         });
     }
@@ -345,18 +364,38 @@ fn shorten_for_display(text: &str, max: usize) -> String {
 
 // --- rules of thumb -----------------------------------------------------------------------------
 
-const USELESS_ALT: &[&str] = &[
-    "image", "img", "picture", "pic", "photo", "graphic", "bild", "foto", "grafik", "abbildung", "symbolbild",
-];
+const USELESS_ALT: &[&str] =
+    &["image", "img", "picture", "pic", "photo", "graphic", "bild", "foto", "grafik", "abbildung", "symbolbild"];
 
 const IMAGE_EXTENSIONS: &[&str] = &["jpg", "jpeg", "png", "gif", "webp", "svg", "avif", "heic", "tif", "tiff", "bmp"];
 
-const CAMERA_PREFIXES: &[&str] = &["img", "dsc", "dscn", "dscf", "pxl", "image", "photo", "foto", "bild", "screenshot", "scan"];
+const CAMERA_PREFIXES: &[&str] =
+    &["img", "dsc", "dscn", "dscf", "pxl", "image", "photo", "foto", "bild", "screenshot", "scan"];
 
 const VAGUE_LINK_TEXT: &[&str] = &[
-    "click here", "click", "here", "this link", "link", "read more", "more", "learn more", "details", "info", "go",
-    "hier klicken", "klicken sie hier", "hier", "mehr", "mehr lesen", "weiterlesen", "weiter", "mehr erfahren",
-    "mehr infos", "infos", "dieser link", "diesen link",
+    "click here",
+    "click",
+    "here",
+    "this link",
+    "link",
+    "read more",
+    "more",
+    "learn more",
+    "details",
+    "info",
+    "go",
+    "hier klicken",
+    "klicken sie hier",
+    "hier",
+    "mehr",
+    "mehr lesen",
+    "weiterlesen",
+    "weiter",
+    "mehr erfahren",
+    "mehr infos",
+    "infos",
+    "dieser link",
+    "diesen link",
 ];
 
 /// A file name, or what a camera calls its pictures ("IMG_1234", "DSC-0042").
@@ -373,7 +412,8 @@ pub fn is_file_name_like(text: &str) -> bool {
     CAMERA_PREFIXES.iter().any(|prefix| {
         lower.strip_prefix(prefix).is_some_and(|rest| {
             let rest = rest.trim_start_matches(['_', '-']);
-            rest.starts_with(|c: char| c.is_ascii_digit()) && rest.chars().all(|c| c.is_ascii_digit() || c == '_' || c == '-')
+            rest.starts_with(|c: char| c.is_ascii_digit())
+                && rest.chars().all(|c| c.is_ascii_digit() || c == '_' || c == '-')
         })
     })
 }
@@ -394,7 +434,8 @@ pub fn is_vague_link_text(text: &str) -> bool {
 }
 
 const ABBREVIATIONS: &[&str] = &[
-    "ca", "bzw", "usw", "etc", "dr", "nr", "str", "inkl", "ggf", "evtl", "vgl", "mr", "mrs", "ms", "st", "prof", "vs", "jh",
+    "ca", "bzw", "usw", "etc", "dr", "nr", "str", "inkl", "ggf", "evtl", "vgl", "mr", "mrs", "ms", "st", "prof", "vs",
+    "jh",
 ];
 
 /// Splits text after `.`, `!`, `?` or `…` followed by a space and a word that does not start in
@@ -412,7 +453,9 @@ pub fn split_sentences(text: &str) -> Vec<&str> {
             continue;
         }
         let mut end = i + 1;
-        while end < chars.len() && matches!(chars[end].1, '.' | '!' | '?' | '…' | '"' | '\'' | '“' | '”' | '«' | '»' | ')') {
+        while end < chars.len()
+            && matches!(chars[end].1, '.' | '!' | '?' | '…' | '"' | '\'' | '“' | '”' | '«' | '»' | ')')
+        {
             end += 1;
         }
         let next_word = chars[end..].iter().map(|(_, c)| *c).find(|c| !c.is_whitespace());
@@ -486,12 +529,12 @@ pub fn reading_ease(text: &str, lang: Lang) -> Option<f64> {
 }
 
 const GERMAN_MARKERS: &[&str] = &[
-    "der", "die", "das", "und", "ist", "wir", "nicht", "mit", "für", "ein", "eine", "unsere", "unser", "sie", "auf", "den",
-    "dem", "zu", "im", "von", "auch", "bei", "sich",
+    "der", "die", "das", "und", "ist", "wir", "nicht", "mit", "für", "ein", "eine", "unsere", "unser", "sie", "auf",
+    "den", "dem", "zu", "im", "von", "auch", "bei", "sich",
 ];
 const ENGLISH_MARKERS: &[&str] = &[
-    "the", "and", "is", "we", "not", "with", "for", "a", "an", "our", "you", "on", "of", "to", "it", "at", "this", "that",
-    "are", "by",
+    "the", "and", "is", "we", "not", "with", "for", "a", "an", "our", "you", "on", "of", "to", "it", "at", "this",
+    "that", "are", "by",
 ];
 
 /// The language a page is written in, by counting common small words; German wins a tie, since
@@ -563,7 +606,9 @@ fn candidates(page: &Page, point: &Point) -> Vec<(EditTarget, String)> {
     let title = EditTarget::Field(PageField::Title);
     let description = EditTarget::Field(PageField::Description);
     match (point.kind, point.target) {
-        (PointKind::TitleTooLong, _) => title_shortenings(&page.title).into_iter().map(|value| (title, value)).collect(),
+        (PointKind::TitleTooLong, _) => {
+            title_shortenings(&page.title).into_iter().map(|value| (title, value)).collect()
+        }
         (PointKind::TitleTooShort, _) => title_extensions(page).into_iter().map(|value| (title, value)).collect(),
         (PointKind::DescriptionMissing | PointKind::DescriptionTooShort, _) => {
             description_from_content(page).into_iter().map(|value| (description, value)).collect()
@@ -582,10 +627,9 @@ fn candidates(page: &Page, point: &Point) -> Vec<(EditTarget, String)> {
             list
         }
         (PointKind::SkippedHeadingLevel, Target::Block { index }) => heading_level_fixes(page, index),
-        (PointKind::AltMissing | PointKind::AltUseless, Target::Block { index }) => alt_texts(page, index)
-            .into_iter()
-            .map(|value| (EditTarget::AltText { block: index }, value))
-            .collect(),
+        (PointKind::AltMissing | PointKind::AltUseless, Target::Block { index }) => {
+            alt_texts(page, index).into_iter().map(|value| (EditTarget::AltText { block: index }, value)).collect()
+        }
         (PointKind::VagueLinkText, Target::Block { index }) => link_texts(page, index, lang)
             .into_iter()
             .map(|value| (EditTarget::Field(PageField::LinkText { block: index }), value))
@@ -593,7 +637,9 @@ fn candidates(page: &Page, point: &Point) -> Vec<(EditTarget, String)> {
         (PointKind::LongSentences, Target::Block { index }) => match page.blocks.get(index) {
             Some(Block::Paragraph { text }) => [Rewrite::Middle, Rewrite::EveryClause, Rewrite::Shorten]
                 .into_iter()
-                .map(|rewrite| (EditTarget::Field(PageField::Paragraph { block: index }), rewrite_paragraph(text, rewrite)))
+                .map(|rewrite| {
+                    (EditTarget::Field(PageField::Paragraph { block: index }), rewrite_paragraph(text, rewrite))
+                })
                 .collect(),
             _ => Vec::new(),
         },
@@ -628,8 +674,8 @@ fn heading_level_fixes(page: &Page, index: usize) -> Vec<(EditTarget, String)> {
 
 const DANGLING: &[&str] = &[
     "und", "oder", "für", "mit", "in", "im", "am", "an", "zu", "zum", "zur", "von", "vom", "der", "die", "das", "den",
-    "dem", "des", "ein", "eine", "einen", "seit", "auf", "aus", "bei", "nach", "über", "and", "or", "for", "with", "at",
-    "to", "of", "the", "a", "an", "on", "from", "by",
+    "dem", "des", "ein", "eine", "einen", "seit", "auf", "aus", "bei", "nach", "über", "and", "or", "for", "with",
+    "at", "to", "of", "the", "a", "an", "on", "from", "by",
 ];
 
 const SEPARATORS: &[&str] = &[" | ", " – ", " — ", " - ", ": ", " · "];
@@ -693,9 +739,9 @@ fn truncate_clauses(text: &str, max: usize) -> String {
     }
     cuts.sort_unstable();
     cuts.into_iter()
+        .rev()
         .map(|at| trim_dangling(&text[..at]))
-        .filter(|prefix| !prefix.is_empty() && prefix.chars().count() <= max)
-        .last()
+        .find(|prefix| !prefix.is_empty() && prefix.chars().count() <= max)
         .unwrap_or_default()
 }
 
@@ -895,7 +941,7 @@ fn href_label(href: &str, lang: Lang) -> Option<String> {
     };
     let anchor = path.split_once('#').map(|(_, anchor)| anchor).filter(|anchor| !anchor.is_empty());
     let path = path.split(['?', '#']).next().unwrap_or("");
-    let segment = path.split('/').filter(|segment| !segment.is_empty()).last().or(anchor);
+    let segment = path.split('/').rfind(|segment| !segment.is_empty()).or(anchor);
     match segment {
         Some(segment) => {
             let (stem, extension) = match segment.rsplit_once('.') {
@@ -1036,8 +1082,7 @@ fn rewrite_sentence(sentence: &str, rewrite: Rewrite) -> String {
             let cut = boundaries(&words, 0, words.len())
                 .into_iter()
                 .map(|(end, _)| end)
-                .filter(|&end| end <= AVERAGE_SENTENCE_MAX)
-                .last();
+                .rfind(|&end| end <= AVERAGE_SENTENCE_MAX);
             match cut {
                 Some(end) => vec![(0, end)],
                 None => vec![(0, words.len())],
@@ -1077,7 +1122,6 @@ fn rewrite_paragraph(text: &str, rewrite: Rewrite) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -1133,7 +1177,13 @@ mod tests {
 
     #[test]
     fn content_clean_page_has_no_points() {
-        let page = clean(vec![heading(2, "Opening hours"), heading(3, "Holidays"), heading(2, "Contact"), image("A round sourdough loaf on a wooden board"), link("Contact and opening hours")]);
+        let page = clean(vec![
+            heading(2, "Opening hours"),
+            heading(3, "Holidays"),
+            heading(2, "Contact"),
+            image("A round sourdough loaf on a wooden board"),
+            link("Contact and opening hours"),
+        ]);
         assert_eq!(analyse(&page).points, []);
     }
 
@@ -1206,7 +1256,19 @@ mod tests {
 
     #[test]
     fn content_vague_link_text() {
-        for vague in ["click here", "Click here!", "Hier klicken", "mehr", "Mehr »", "read more", "Read more…", "here", "hier", "Link", " "] {
+        for vague in [
+            "click here",
+            "Click here!",
+            "Hier klicken",
+            "mehr",
+            "Mehr »",
+            "read more",
+            "Read more…",
+            "here",
+            "hier",
+            "Link",
+            " ",
+        ] {
             assert_eq!(kinds(&clean(vec![link(vague)])), [PointKind::VagueLinkText], "{vague:?}");
         }
         for fine in ["Unsere Öffnungszeiten", "Read more about our sourdough", "Contact us"] {
@@ -1231,9 +1293,15 @@ mod tests {
     #[test]
     fn content_sentence_splitter() {
         assert_eq!(split_sentences("One. Two! Three? Four"), ["One.", "Two!", "Three?", "Four"]);
-        assert_eq!(split_sentences("Wir backen z.B. Brot. Es kostet ca. drei Euro."), ["Wir backen z.B. Brot.", "Es kostet ca. drei Euro."]);
+        assert_eq!(
+            split_sentences("Wir backen z.B. Brot. Es kostet ca. drei Euro."),
+            ["Wir backen z.B. Brot.", "Es kostet ca. drei Euro."]
+        );
         assert_eq!(split_sentences("Am 3. Mai ist zu. Seit 1952. Gut."), ["Am 3. Mai ist zu.", "Seit 1952.", "Gut."]);
-        assert_eq!(split_sentences("Version 2.5 is out. \"Really?\" Yes."), ["Version 2.5 is out.", "\"Really?\"", "Yes."]);
+        assert_eq!(
+            split_sentences("Version 2.5 is out. \"Really?\" Yes."),
+            ["Version 2.5 is out.", "\"Really?\"", "Yes."]
+        );
         assert_eq!(split_sentences("etwa 3 km. weiter geht es"), ["etwa 3 km. weiter geht es"]);
         assert!(split_sentences("  ").is_empty());
     }
@@ -1348,21 +1416,45 @@ mod tests {
             assert_eq!(propose(&page, point, all.len()), None);
             let mut trial = page.clone();
             trial.apply(all[0].target, &all[0].proposed).expect("applies");
-            assert!(!analyse(&trial).points.iter().any(|after| after.target == point.target), "{:?} does not fix {point:?}", all[0]);
+            assert!(
+                !analyse(&trial).points.iter().any(|after| after.target == point.target),
+                "{:?} does not fix {point:?}",
+                all[0]
+            );
         }
         use PointKind::*;
         assert_eq!(
             seen_kinds,
-            [TitleTooLong, DescriptionTooShort, NoH1, LongSentences, SkippedHeadingLevel, AltMissing, AltUseless, VagueLinkText]
+            [
+                TitleTooLong,
+                DescriptionTooShort,
+                NoH1,
+                LongSentences,
+                SkippedHeadingLevel,
+                AltMissing,
+                AltUseless,
+                VagueLinkText
+            ]
         );
     }
 
     #[test]
     fn content_proposals_for_the_remaining_kinds() {
-        let short = page("Brot", "x".repeat(200).as_str(), vec![heading(1, "Frisches Brot aus Freiburg"), heading(1, "Brötchen"), paragraph("Wir backen jeden Morgen. Der Laden öffnet um sieben.")]);
+        let short = page(
+            "Brot",
+            "x".repeat(200).as_str(),
+            vec![
+                heading(1, "Frisches Brot aus Freiburg"),
+                heading(1, "Brötchen"),
+                paragraph("Wir backen jeden Morgen. Der Laden öffnet um sieben."),
+            ],
+        );
         let analysis = analyse(&short);
         use PointKind::*;
-        assert_eq!(analysis.points.iter().map(|point| point.kind).collect::<Vec<_>>(), [TitleTooShort, DescriptionTooLong, MultipleH1]);
+        assert_eq!(
+            analysis.points.iter().map(|point| point.kind).collect::<Vec<_>>(),
+            [TitleTooShort, DescriptionTooLong, MultipleH1]
+        );
         for point in &analysis.points {
             let first = propose(&short, point, 0).expect("first");
             let second = propose(&short, point, 1).expect("second");
@@ -1385,9 +1477,15 @@ mod tests {
     #[test]
     fn content_link_labels_come_from_the_target() {
         assert_eq!(href_label("/kontakt", Lang::De).as_deref(), Some("Kontakt"));
-        assert_eq!(href_label("https://example.com/files/speisekarte-sommer.pdf", Lang::De).as_deref(), Some("Speisekarte sommer (PDF)"));
+        assert_eq!(
+            href_label("https://example.com/files/speisekarte-sommer.pdf", Lang::De).as_deref(),
+            Some("Speisekarte sommer (PDF)")
+        );
         assert_eq!(href_label("https://www.openstreetmap.org", Lang::En).as_deref(), Some("openstreetmap.org"));
-        assert_eq!(href_label("mailto:hallo@example.com?subject=Torte", Lang::De).as_deref(), Some("hallo@example.com"));
+        assert_eq!(
+            href_label("mailto:hallo@example.com?subject=Torte", Lang::De).as_deref(),
+            Some("hallo@example.com")
+        );
         assert_eq!(href_label("/", Lang::De).as_deref(), Some("Startseite"));
         assert_eq!(href_label("/seite#oeffnungszeiten", Lang::De).as_deref(), Some("Seite"));
     }

@@ -36,11 +36,22 @@ pub struct Page {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Block {
-    Heading { level: u8, text: String },
-    Paragraph { text: String },
+    Heading {
+        level: u8,
+        text: String,
+    },
+    Paragraph {
+        text: String,
+    },
     /// An empty `alt` means the alt text is missing.
-    Image { src: String, alt: String },
-    Link { text: String, href: String },
+    Image {
+        src: String,
+        alt: String,
+    },
+    Link {
+        text: String,
+        href: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -279,8 +290,12 @@ impl Page {
         Ok(match (target, block) {
             (EditTarget::Field(PageField::Title), _) => self.title.clone(),
             (EditTarget::Field(PageField::Description), _) => self.description.clone(),
-            (EditTarget::Field(PageField::HeadingLevel { .. }), Some(Block::Heading { level, .. })) => level.to_string(),
-            (_, Some(Block::Heading { text, .. } | Block::Paragraph { text } | Block::Link { text, .. })) => text.clone(),
+            (EditTarget::Field(PageField::HeadingLevel { .. }), Some(Block::Heading { level, .. })) => {
+                level.to_string()
+            }
+            (_, Some(Block::Heading { text, .. } | Block::Paragraph { text } | Block::Link { text, .. })) => {
+                text.clone()
+            }
             (_, Some(Block::Image { alt, .. })) => alt.clone(),
             // `block_for` returns a block for every block target.
             (_, None) => String::new(),
@@ -295,6 +310,8 @@ impl Page {
         let slot = match target {
             EditTarget::Field(PageField::Title) => &mut self.title,
             EditTarget::Field(PageField::Description) => &mut self.description,
+            // `value_of` has checked that the block exists and is of the right kind; this only
+            // picks the slot to write.
             _ => {
                 let index = target.block().unwrap_or_default();
                 match (target, self.blocks.get_mut(index)) {
@@ -302,7 +319,9 @@ impl Page {
                         *level = heading_level(&value)?;
                         return Ok(previous);
                     }
-                    (_, Some(Block::Heading { text, .. } | Block::Paragraph { text } | Block::Link { text, .. })) => text,
+                    (_, Some(Block::Heading { text, .. } | Block::Paragraph { text } | Block::Link { text, .. })) => {
+                        text
+                    }
                     (_, Some(Block::Image { alt, .. })) => alt,
                     (_, None) => return Err(EditError::NoSuchBlock { block: index, count: self.blocks.len() }),
                 }
@@ -393,12 +412,18 @@ mod tests {
             Err(EditError::WrongBlockKind { block: 1, expected: BlockKind::Image, found: BlockKind::Paragraph })
         );
         assert_eq!(page.apply(PageField::Title.into(), "   "), Err(EditError::Empty { field: "title" }));
-        assert!(matches!(page.apply(PageField::Title.into(), &"x".repeat(201)), Err(EditError::TooLong { max: 200, .. })));
+        assert!(matches!(
+            page.apply(PageField::Title.into(), &"x".repeat(201)),
+            Err(EditError::TooLong { max: 200, .. })
+        ));
         assert_eq!(
             page.apply(PageField::Paragraph { block: 1 }.into(), "a\u{7}b"),
             Err(EditError::ControlCharacter { field: "paragraph" })
         );
-        assert!(matches!(page.apply(PageField::HeadingLevel { block: 0 }.into(), "7"), Err(EditError::HeadingLevel { .. })));
+        assert!(matches!(
+            page.apply(PageField::HeadingLevel { block: 0 }.into(), "7"),
+            Err(EditError::HeadingLevel { .. })
+        ));
         assert_eq!(page, original);
         // An empty description is how a page has none; an empty alt text is not a fix.
         assert!(validate(PageField::Description.into(), "").is_ok());
@@ -410,7 +435,8 @@ mod tests {
         let target = EditTarget::AltText { block: 3 };
         let json = serde_json::to_value(target).ok();
         assert_eq!(json, Some(serde_json::json!({"field": "alt_text", "block": 3})));
-        let back: Option<EditTarget> = serde_json::from_value(serde_json::json!({"field": "link_text", "block": 2})).ok();
+        let back: Option<EditTarget> =
+            serde_json::from_value(serde_json::json!({"field": "link_text", "block": 2})).ok();
         assert_eq!(back, Some(EditTarget::Field(PageField::LinkText { block: 2 })));
         let title: Option<EditTarget> = serde_json::from_value(serde_json::json!({"field": "title"})).ok();
         assert_eq!(title, Some(EditTarget::Field(PageField::Title)));
@@ -418,7 +444,8 @@ mod tests {
 
     #[test]
     fn content_new_page_validation() {
-        let mut new = NewPage { slug: "blog/first-post".into(), title: "T".into(), description: String::new(), blocks: vec![] };
+        let mut new =
+            NewPage { slug: "blog/first-post".into(), title: "T".into(), description: String::new(), blocks: vec![] };
         assert!(new.validate().is_ok());
         new.slug = "Bad Slug".into();
         assert!(matches!(new.validate(), Err(EditError::Slug { .. })));

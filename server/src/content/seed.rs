@@ -211,14 +211,17 @@ mod tests {
         for summary in store.list_pages().await.expect("list") {
             let page = store.page(summary.id).await.expect("read").expect("page");
             for point in analyse(&page).points {
-                let first = propose(&page, &point, 0).unwrap_or_else(|| panic!("{}: no proposal for {point:?}", page.slug));
-                let second = propose(&page, &point, 1).unwrap_or_else(|| panic!("{}: one proposal for {point:?}", page.slug));
+                let first =
+                    propose(&page, &point, 0).unwrap_or_else(|| panic!("{}: no proposal for {point:?}", page.slug));
+                let second =
+                    propose(&page, &point, 1).unwrap_or_else(|| panic!("{}: one proposal for {point:?}", page.slug));
                 assert_ne!(first, second);
                 assert_ne!(first.proposed, first.current);
                 assert_ne!(second.proposed, second.current);
                 let mut trial = page.clone();
                 trial.apply(first.target, &first.proposed).expect("applies");
-                let left: Vec<_> = analyse(&trial).points.into_iter().filter(|later| later.target == point.target).collect();
+                let left: Vec<_> =
+                    analyse(&trial).points.into_iter().filter(|later| later.target == point.target).collect();
                 assert!(left.is_empty(), "{}: {first:?} left {left:?}", page.slug);
             }
         }

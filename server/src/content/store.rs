@@ -26,10 +26,15 @@ pub enum ContentError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UpdateOutcome {
     /// The page after the change, and the value the change replaced.
-    Updated { page: Page, previous: String },
+    Updated {
+        page: Page,
+        previous: String,
+    },
     NotFound,
     /// The page is no longer at the expected version; nothing was changed.
-    Stale { current_version: i64 },
+    Stale {
+        current_version: i64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -293,7 +298,10 @@ pub(crate) mod tests {
         let stored = store.page(id).await.expect("read").expect("page");
         assert_eq!(stored.version, 5);
         assert_eq!(stored.blocks[0], Block::Heading { level: 2, text: "Sample".into() });
-        assert_eq!(stored.blocks[2], Block::Image { src: "/bread.jpg".into(), alt: "A loaf of sourdough bread on a board".into() });
+        assert_eq!(
+            stored.blocks[2],
+            Block::Image { src: "/bread.jpg".into(), alt: "A loaf of sourdough bread on a board".into() }
+        );
         assert_eq!(stored.blocks[3], Block::Link { text: "Contact us".into(), href: "/contact".into() });
     }
 
@@ -304,6 +312,13 @@ pub(crate) mod tests {
         let outcome = store.update_field(id, PageField::Description, "Something else entirely", Some(7)).await;
         assert!(matches!(outcome, Ok(UpdateOutcome::Stale { current_version: 1 })), "{outcome:?}");
         assert_eq!(store.page(id).await.expect("read"), before);
+        // Two approval cards made for version 1: the first wins, the second finds the page changed.
+        let first = store.set_alt_text(id, 2, "A loaf of bread", Some(1)).await;
+        assert!(matches!(first, Ok(UpdateOutcome::Updated { .. })), "{first:?}");
+        let second = store.set_alt_text(id, 2, "Bread on a board", Some(1)).await;
+        assert!(matches!(second, Ok(UpdateOutcome::Stale { current_version: 2 })), "{second:?}");
+        let page = store.page(id).await.expect("read").expect("page");
+        assert_eq!(page.blocks[2], Block::Image { src: "/bread.jpg".into(), alt: "A loaf of bread".into() });
         let outcome = store.update_field(id + 1, PageField::Title, "Whatever the title", None).await;
         assert!(matches!(outcome, Ok(UpdateOutcome::NotFound)), "{outcome:?}");
     }
@@ -313,12 +328,19 @@ pub(crate) mod tests {
         let (store, id) = with_sample().await;
         let before = store.page(id).await.expect("read");
         let outcome = store.set_alt_text(id, 9, "An alt text", Some(1)).await;
-        assert!(matches!(outcome, Err(ContentError::Edit(EditError::NoSuchBlock { block: 9, count: 4 }))), "{outcome:?}");
+        assert!(
+            matches!(outcome, Err(ContentError::Edit(EditError::NoSuchBlock { block: 9, count: 4 }))),
+            "{outcome:?}"
+        );
         let outcome = store.set_alt_text(id, 1, "An alt text", None).await;
         assert!(
             matches!(
                 outcome,
-                Err(ContentError::Edit(EditError::WrongBlockKind { expected: BlockKind::Image, found: BlockKind::Paragraph, .. }))
+                Err(ContentError::Edit(EditError::WrongBlockKind {
+                    expected: BlockKind::Image,
+                    found: BlockKind::Paragraph,
+                    ..
+                }))
             ),
             "{outcome:?}"
         );
@@ -347,7 +369,11 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn content_store_reports_corrupt_blocks() {
         let (store, id) = with_sample().await;
-        sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = ?").bind(id).execute(&store.pool).await.expect("corrupt");
+        sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = ?")
+            .bind(id)
+            .execute(&store.pool)
+            .await
+            .expect("corrupt");
         assert!(matches!(store.page(id).await, Err(ContentError::CorruptBlocks { .. })));
     }
 }
