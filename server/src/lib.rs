@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod chat;
 pub mod config;
+pub mod content;
 pub mod continue_intent;
 pub mod handback;
 pub mod input_route;

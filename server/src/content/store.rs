@@ -1,0 +1,379 @@
+//! All SQL for pages. A write reads the page, applies the change in memory (where the domain rules
+//! live) and stores it with one UPDATE guarded on the version it read, so two writers can never
+//! both win and an approval made for an older version is refused.
+
+use sqlx::{Row, SqlitePool};
+
+use super::{Block, EditError, EditTarget, NewPage, Page, PageField, PageSummary};
+use crate::store::now;
+
+/// How often a write without an expected version retries after losing a race to another writer.
+const ATTEMPTS: usize = 3;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ContentError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("the blocks of page {page_id} cannot be read: {source}")]
+    CorruptBlocks { page_id: i64, source: serde_json::Error },
+    #[error("the blocks cannot be written: {0}")]
+    EncodeBlocks(serde_json::Error),
+    #[error(transparent)]
+    Edit(#[from] EditError),
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateOutcome {
+    /// The page after the change, and the value the change replaced.
+    Updated {
+        page: Page,
+        previous: String,
+    },
+    NotFound,
+    /// The page is no longer at the expected version; nothing was changed.
+    Stale {
+        current_version: i64,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct ContentStore {
+    pool: SqlitePool,
+}
+
+#[derive(sqlx::FromRow)]
+struct PageRow {
+    id: i64,
+    slug: String,
+    title: String,
+    description: String,
+    blocks: String,
+    updated_at: i64,
+    version: i64,
+}
+
+impl PageRow {
+    fn into_page(self) -> Result<Page, ContentError> {
+        let blocks: Vec<Block> = serde_json::from_str(&self.blocks)
+            .map_err(|source| ContentError::CorruptBlocks { page_id: self.id, source })?;
+        Ok(Page {
+            id: self.id,
+            slug: self.slug,
+            title: self.title,
+            description: self.description,
+            blocks,
+            updated_at: self.updated_at,
+            version: self.version,
+        })
+    }
+}
+
+fn encode(blocks: &[Block]) -> Result<String, ContentError> {
+    serde_json::to_string(blocks).map_err(ContentError::EncodeBlocks)
+}
+
+impl ContentStore {
+    pub fn new(pool: SqlitePool) -> Self {
+        ContentStore { pool }
+    }
+
+    pub async fn count_pages(&self) -> Result<i64, ContentError> {
+        Ok(sqlx::query("SELECT COUNT(*) FROM pages").fetch_one(&self.pool).await?.get(0))
+    }
+
+    /// The pages in the order they were created, which is the site's menu order.
+    pub async fn list_pages(&self) -> Result<Vec<PageSummary>, ContentError> {
+        let rows = sqlx::query("SELECT id, slug, title FROM pages ORDER BY id").fetch_all(&self.pool).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| PageSummary { id: row.get("id"), slug: row.get("slug"), title: row.get("title") })
+            .collect())
+    }
+
+    pub async fn page(&self, id: i64) -> Result<Option<Page>, ContentError> {
+        sqlx::query_as::<_, PageRow>(
+            "SELECT id, slug, title, description, blocks, updated_at, version FROM pages WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(PageRow::into_page)
+        .transpose()
+    }
+
+    pub async fn page_by_slug(&self, slug: &str) -> Result<Option<Page>, ContentError> {
+        sqlx::query_as::<_, PageRow>(
+            "SELECT id, slug, title, description, blocks, updated_at, version FROM pages WHERE slug = ?",
+        )
+        .bind(slug)
+        .fetch_optional(&self.pool)
+        .await?
+        .map(PageRow::into_page)
+        .transpose()
+    }
+
+    pub async fn create_page(&self, new: &NewPage) -> Result<i64, ContentError> {
+        new.validate()?;
+        let at = now();
+        let row = sqlx::query(
+            "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
+             VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING id",
+        )
+        .bind(&new.slug)
+        .bind(new.title.trim())
+        .bind(new.description.trim())
+        .bind(encode(&new.blocks)?)
+        .bind(at)
+        .bind(at)
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(row.get(0))
+    }
+
+    /// Inserts the pages only if there are none yet, all or nothing. `BEGIN IMMEDIATE` takes the
+    /// write lock before counting, so two servers starting on one file cannot both seed.
+    pub async fn insert_if_empty(&self, pages: &[NewPage]) -> Result<usize, ContentError> {
+        for page in pages {
+            page.validate()?;
+        }
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let count: i64 = sqlx::query("SELECT COUNT(*) FROM pages").fetch_one(&mut *tx).await?.get(0);
+        if count > 0 {
+            tx.rollback().await?;
+            return Ok(0);
+        }
+        let at = now();
+        for page in pages {
+            sqlx::query(
+                "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
+                 VALUES (?, ?, ?, ?, 1, ?, ?)",
+            )
+            .bind(&page.slug)
+            .bind(page.title.trim())
+            .bind(page.description.trim())
+            .bind(encode(&page.blocks)?)
+            .bind(at)
+            .bind(at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(pages.len())
+    }
+
+    pub async fn update_field(
+        &self,
+        page_id: i64,
+        field: PageField,
+        value: &str,
+        expected_version: Option<i64>,
+    ) -> Result<UpdateOutcome, ContentError> {
+        self.apply_edit(page_id, EditTarget::Field(field), value, expected_version).await
+    }
+
+    pub async fn set_alt_text(
+        &self,
+        page_id: i64,
+        block: usize,
+        alt: &str,
+        expected_version: Option<i64>,
+    ) -> Result<UpdateOutcome, ContentError> {
+        self.apply_edit(page_id, EditTarget::AltText { block }, alt, expected_version).await
+    }
+
+    /// Changes one value of a page. With `expected_version` the write happens only on that
+    /// version; without one it is retried on the newest version if another write came between.
+    /// An invalid value or block is an error and changes nothing.
+    pub async fn apply_edit(
+        &self,
+        page_id: i64,
+        target: EditTarget,
+        value: &str,
+        expected_version: Option<i64>,
+    ) -> Result<UpdateOutcome, ContentError> {
+        for _ in 0..ATTEMPTS {
+            let Some(mut page) = self.page(page_id).await? else { return Ok(UpdateOutcome::NotFound) };
+            if expected_version.is_some_and(|expected| expected != page.version) {
+                return Ok(UpdateOutcome::Stale { current_version: page.version });
+            }
+            let read_version = page.version;
+            let previous = page.apply(target, value)?;
+            let at = now();
+            let written = sqlx::query(
+                "UPDATE pages SET title = ?, description = ?, blocks = ?, version = version + 1, updated_at = ?
+                 WHERE id = ? AND version = ?",
+            )
+            .bind(&page.title)
+            .bind(&page.description)
+            .bind(encode(&page.blocks)?)
+            .bind(at)
+            .bind(page_id)
+            .bind(read_version)
+            .execute(&self.pool)
+            .await?
+            .rows_affected();
+            if written == 1 {
+                page.version = read_version + 1;
+                page.updated_at = at;
+                return Ok(UpdateOutcome::Updated { page, previous });
+            }
+        }
+        // Every attempt lost a race: give up rather than loop while others keep writing.
+        match self.page(page_id).await? {
+            Some(page) => Ok(UpdateOutcome::Stale { current_version: page.version }),
+            None => Ok(UpdateOutcome::NotFound),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::str::FromStr;
+
+    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
+
+    use super::*;
+    use crate::content::BlockKind;
+
+    /// A fresh in-memory database with all migrations; one connection, since each would be its own database.
+    pub(crate) async fn content_store() -> ContentStore {
+        let options = SqliteConnectOptions::from_str("sqlite::memory:").expect("options").foreign_keys(true);
+        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await.expect("in-memory database");
+        crate::store::MIGRATOR.run(&pool).await.expect("migrations");
+        ContentStore::new(pool)
+    }
+
+    fn sample() -> NewPage {
+        NewPage {
+            slug: "sample".into(),
+            title: "A sample page".into(),
+            description: String::new(),
+            blocks: vec![
+                Block::Heading { level: 1, text: "Sample".into() },
+                Block::Paragraph { text: "Some text.".into() },
+                Block::Image { src: "/bread.jpg".into(), alt: String::new() },
+                Block::Link { text: "here".into(), href: "/contact".into() },
+            ],
+        }
+    }
+
+    async fn with_sample() -> (ContentStore, i64) {
+        let store = content_store().await;
+        let id = store.create_page(&sample()).await.expect("create");
+        (store, id)
+    }
+
+    #[tokio::test]
+    async fn content_store_reads_what_it_created() {
+        let (store, id) = with_sample().await;
+        let page = store.page(id).await.expect("read").expect("page");
+        assert_eq!(page.slug, "sample");
+        assert_eq!(page.blocks, sample().blocks);
+        assert_eq!(page.version, 1);
+        assert_eq!(store.page_by_slug("sample").await.expect("read"), Some(page));
+        assert_eq!(store.page_by_slug("nope").await.expect("read"), None);
+        assert_eq!(store.page(id + 100).await.expect("read"), None);
+        let list = store.list_pages().await.expect("list");
+        assert_eq!(list, vec![PageSummary { id, slug: "sample".into(), title: "A sample page".into() }]);
+    }
+
+    #[tokio::test]
+    async fn content_store_update_really_changes_the_page_and_bumps_the_version() {
+        let (store, id) = with_sample().await;
+        let outcome = store.update_field(id, PageField::Title, "Fresh bread every morning in Freiburg", Some(1)).await;
+        let Ok(UpdateOutcome::Updated { page, previous }) = outcome else { panic!("not updated: {outcome:?}") };
+        assert_eq!(previous, "A sample page");
+        assert_eq!(page.version, 2);
+        let stored = store.page(id).await.expect("read").expect("page");
+        assert_eq!(stored, page);
+        assert_eq!(stored.title, "Fresh bread every morning in Freiburg");
+
+        let outcome = store.set_alt_text(id, 2, "A loaf of sourdough bread on a board", None).await;
+        assert!(matches!(outcome, Ok(UpdateOutcome::Updated { .. })), "{outcome:?}");
+        let outcome = store.update_field(id, PageField::LinkText { block: 3 }, "Contact us", Some(3)).await;
+        assert!(matches!(outcome, Ok(UpdateOutcome::Updated { .. })), "{outcome:?}");
+        let outcome = store.update_field(id, PageField::HeadingLevel { block: 0 }, "2", None).await;
+        assert!(matches!(outcome, Ok(UpdateOutcome::Updated { .. })), "{outcome:?}");
+        let stored = store.page(id).await.expect("read").expect("page");
+        assert_eq!(stored.version, 5);
+        assert_eq!(stored.blocks[0], Block::Heading { level: 2, text: "Sample".into() });
+        assert_eq!(
+            stored.blocks[2],
+            Block::Image { src: "/bread.jpg".into(), alt: "A loaf of sourdough bread on a board".into() }
+        );
+        assert_eq!(stored.blocks[3], Block::Link { text: "Contact us".into(), href: "/contact".into() });
+    }
+
+    #[tokio::test]
+    async fn content_store_refuses_a_stale_version_and_changes_nothing() {
+        let (store, id) = with_sample().await;
+        let before = store.page(id).await.expect("read");
+        let outcome = store.update_field(id, PageField::Description, "Something else entirely", Some(7)).await;
+        assert!(matches!(outcome, Ok(UpdateOutcome::Stale { current_version: 1 })), "{outcome:?}");
+        assert_eq!(store.page(id).await.expect("read"), before);
+        // Two approval cards made for version 1: the first wins, the second finds the page changed.
+        let first = store.set_alt_text(id, 2, "A loaf of bread", Some(1)).await;
+        assert!(matches!(first, Ok(UpdateOutcome::Updated { .. })), "{first:?}");
+        let second = store.set_alt_text(id, 2, "Bread on a board", Some(1)).await;
+        assert!(matches!(second, Ok(UpdateOutcome::Stale { current_version: 2 })), "{second:?}");
+        let page = store.page(id).await.expect("read").expect("page");
+        assert_eq!(page.blocks[2], Block::Image { src: "/bread.jpg".into(), alt: "A loaf of bread".into() });
+        let outcome = store.update_field(id + 1, PageField::Title, "Whatever the title", None).await;
+        assert!(matches!(outcome, Ok(UpdateOutcome::NotFound)), "{outcome:?}");
+    }
+
+    #[tokio::test]
+    async fn content_store_refuses_bad_blocks_and_values_and_changes_nothing() {
+        let (store, id) = with_sample().await;
+        let before = store.page(id).await.expect("read");
+        let outcome = store.set_alt_text(id, 9, "An alt text", Some(1)).await;
+        assert!(
+            matches!(outcome, Err(ContentError::Edit(EditError::NoSuchBlock { block: 9, count: 4 }))),
+            "{outcome:?}"
+        );
+        let outcome = store.set_alt_text(id, 1, "An alt text", None).await;
+        assert!(
+            matches!(
+                outcome,
+                Err(ContentError::Edit(EditError::WrongBlockKind {
+                    expected: BlockKind::Image,
+                    found: BlockKind::Paragraph,
+                    ..
+                }))
+            ),
+            "{outcome:?}"
+        );
+        let outcome = store.update_field(id, PageField::Paragraph { block: 2 }, "Text", None).await;
+        assert!(matches!(outcome, Err(ContentError::Edit(EditError::WrongBlockKind { .. }))), "{outcome:?}");
+        let outcome = store.update_field(id, PageField::Title, " ", None).await;
+        assert!(matches!(outcome, Err(ContentError::Edit(EditError::Empty { .. }))), "{outcome:?}");
+        let outcome = store.update_field(id, PageField::Description, &"d".repeat(401), None).await;
+        assert!(matches!(outcome, Err(ContentError::Edit(EditError::TooLong { max: 400, .. }))), "{outcome:?}");
+        let outcome = store.set_alt_text(id, 2, &"a".repeat(301), None).await;
+        assert!(matches!(outcome, Err(ContentError::Edit(EditError::TooLong { max: 300, .. }))), "{outcome:?}");
+        let outcome = store.update_field(id, PageField::Title, "Line one\nline two", None).await;
+        assert!(matches!(outcome, Err(ContentError::Edit(EditError::ControlCharacter { .. }))), "{outcome:?}");
+        assert_eq!(store.page(id).await.expect("read"), before);
+    }
+
+    #[tokio::test]
+    async fn content_store_refuses_invalid_new_pages() {
+        let store = content_store().await;
+        let mut page = sample();
+        page.slug = "Not A Slug".into();
+        assert!(matches!(store.create_page(&page).await, Err(ContentError::Edit(EditError::Slug { .. }))));
+        assert_eq!(store.count_pages().await.expect("count"), 0);
+    }
+
+    #[tokio::test]
+    async fn content_store_reports_corrupt_blocks() {
+        let (store, id) = with_sample().await;
+        sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = ?")
+            .bind(id)
+            .execute(&store.pool)
+            .await
+            .expect("corrupt");
+        assert!(matches!(store.page(id).await, Err(ContentError::CorruptBlocks { .. })));
+    }
+}
