@@ -134,3 +134,13 @@ pub async fn retry(conversation_id: String) -> Result<(), AppError> {
     let user = current_user().map_err(fail)?;
     backend()?.retry(&user, &conversation_id).await.map_err(fail)
 }
+
+/// Starts a guided tour of a content page and opens its conversation.
+#[server(endpoint = "start_tour")]
+pub async fn start_tour(page_id: i64) -> Result<String, AppError> {
+    use crate::backend::{backend, current_user, fail, request_lang};
+    let user = current_user().map_err(fail)?;
+    let id = backend()?.start_tour(&user, page_id, request_lang()).await.map_err(fail)?;
+    leptos_axum::redirect(&format!("/c/{id}"));
+    Ok(id)
+}

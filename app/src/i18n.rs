@@ -140,6 +140,8 @@ catalogue! {
     HandBackNotDelivered => "Your answer or decision did not reach the assistant, so nothing was carried out. Answer or decide again.", "Deine Antwort oder Entscheidung hat den Assistenten nicht erreicht, deshalb wurde nichts ausgeführt. Bitte erneut antworten oder entscheiden.";
     ErrorNotResumable => "There is nothing to retry in this conversation.", "In dieser Unterhaltung gibt es nichts zu wiederholen.";
     Retry => "Retry", "Erneut versuchen";
+    TourTitle => "Tour", "Rundgang";
+    TourFirstMessage => "Guide me through this page, one point at a time.", "Führe mich Punkt für Punkt durch diese Seite.";
     HandBackUnknown => "The decision could not be carried out. Check the card and decide again.", "Die Entscheidung konnte nicht ausgeführt werden. Bitte die Karte prüfen und erneut entscheiden.";
     // Reply options
     ReplyOptions => "Reply options", "Antwortmöglichkeiten";

@@ -19,6 +19,7 @@ use app::model::{
 use runtime::{Actor, PauseView, RunStatus, Runtime};
 
 use crate::auth;
+use crate::content::store::ContentStore;
 use crate::continue_intent::is_continue_intent;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -36,6 +37,7 @@ pub struct ChatService {
     worker: WorkerHandle,
     runtime: Arc<Runtime>,
     skills: Arc<SkillCatalogue>,
+    content: ContentStore,
     model_label: String,
     model_is_demo: bool,
     /// How long a recorded answer may wait without a job before `reconcile` hands it back.
@@ -75,6 +77,7 @@ impl ChatService {
         worker: WorkerHandle,
         runtime: Arc<Runtime>,
         skills: Arc<SkillCatalogue>,
+        content: ContentStore,
         reconcile_grace: Duration,
     ) -> Self {
         let provider = runtime.provider();
@@ -85,6 +88,7 @@ impl ChatService {
             worker,
             runtime,
             skills,
+            content,
             reconcile_grace,
         }
     }
@@ -399,6 +403,33 @@ impl ChatBackend for ChatService {
         }
         self.worker.wake();
         Ok(())
+    }
+
+    async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: Lang) -> Result<String, AppError> {
+        let page = self
+            .content
+            .page(page_id)
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "content store failure");
+                AppError::Internal
+            })?
+            .ok_or(AppError::NotFound)?;
+        let id = Uuid::new_v4().to_string();
+        let title = format!("{}: {}", lang.t(Text::TourTitle), page.title.chars().take(TITLE_CHARS).collect::<String>());
+        self.store
+            .create_conversation(&id, user.id, &title, Some(crate::skills::PAGE_TOUR), Some(page.id))
+            .await
+            .map_err(internal)?;
+        let first = lang.t(Text::TourFirstMessage);
+        match self.store.start_turn(user.id, &id, "idle", first, &title, UNTITLED).await.map_err(internal)? {
+            StartTurn::Started => {
+                self.worker.wake();
+                Ok(id)
+            }
+            StartTurn::NotFound => Err(AppError::NotFound),
+            StartTurn::Busy => Err(AppError::Busy),
+        }
     }
 
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError> {

@@ -33,6 +33,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::chat::ChatService;
 use crate::config::Config;
+use crate::content::store::ContentStore;
 use crate::store::{Store, StoreError};
 use crate::skills::SkillCatalogue;
 use crate::turn::Turns;
@@ -52,6 +53,8 @@ pub struct AppState {
 pub enum StartError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("cannot seed the demo site: {0}")]
+    Content(#[from] content::store::ContentError),
     #[error("cannot recover interrupted runs: {0}")]
     Runtime(runtime::RuntimeError),
     #[error("cannot listen on {address}: {source}")]
@@ -177,13 +180,20 @@ pub fn default_tools() -> ToolRegistry {
 pub async fn serve(config: &Config, services: Services) -> Result<Running, StartError> {
     let store = Store::open(&config.database_path).await?;
     ensure_demo_user(&store, config.demo_password.as_deref()).await?;
+    let seeded = content::seed::seed_if_empty(&ContentStore::new(store.pool().clone())).await?;
+    if seeded > 0 {
+        tracing::info!(pages = seeded, "seeded the demo site");
+    }
     serve_with_store(config, store, services).await
 }
 
 pub async fn serve_with_store(config: &Config, store: Store, services: Services) -> Result<Running, StartError> {
+    let content = ContentStore::new(store.pool().clone());
+    let mut tools = services.tools;
+    content::tools::register(&mut tools, content.clone());
     let runtime = Arc::new(Runtime::new(
         store.pool().clone(),
-        Arc::new(services.tools),
+        Arc::new(tools),
         services.provider,
         services.runtime_settings,
     ));
@@ -210,7 +220,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     } else {
         tokio::spawn(async {})
     };
-    let chat = Arc::new(ChatService::new(store.clone(), worker_handle, runtime.clone(), skills, services.reconcile_grace));
+    let chat = Arc::new(ChatService::new(store.clone(), worker_handle, runtime.clone(), skills, content, services.reconcile_grace));
     let backend: Backend = chat.clone();
     let state = AppState { leptos_options, store: store.clone(), chat };
     let app = router(state, backend);

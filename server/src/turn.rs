@@ -245,6 +245,10 @@ impl Turns {
             system.push_str("\n\n");
             system.push_str(skill.instructions);
         }
+        // The demo model reads the page from this sentence; keep its wording.
+        if let Some(page_id) = conversation.page_id {
+            system.push_str(&format!("\n\nThis conversation is about the page with id {page_id}."));
+        }
         let mut messages = vec![ChatMessage::system(system)];
         for message in self.store.messages(&conversation.id).await? {
             messages.push(match message.role.as_str() {

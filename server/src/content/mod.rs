@@ -3,6 +3,7 @@
 //! `seed` holds the site a fresh installation starts with.
 
 pub mod analysis;
+pub mod tools;
 pub mod seed;
 pub mod store;
 
