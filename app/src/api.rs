@@ -136,11 +136,30 @@ pub async fn retry(conversation_id: String) -> Result<(), AppError> {
 }
 
 /// Starts a guided tour of a content page and opens its conversation.
+/// With `panel` set, the tour opens in the floating panel beside the page; else on the chat page.
 #[server(endpoint = "start_tour")]
-pub async fn start_tour(page_id: i64) -> Result<String, AppError> {
+pub async fn start_tour(page_id: i64, panel: Option<String>) -> Result<String, AppError> {
     use crate::backend::{backend, current_user, fail, request_lang};
     let user = current_user().map_err(fail)?;
     let id = backend()?.start_tour(&user, page_id, request_lang()).await.map_err(fail)?;
-    leptos_axum::redirect(&format!("/c/{id}"));
+    if panel.is_some_and(|panel| !panel.is_empty()) {
+        leptos_axum::redirect(&format!("/pages/{page_id}?c={id}"));
+    } else {
+        leptos_axum::redirect(&format!("/c/{id}"));
+    }
     Ok(id)
+}
+
+#[server(endpoint = "pages")]
+pub async fn list_pages() -> Result<Vec<crate::model::PageSummaryView>, AppError> {
+    use crate::backend::{backend, current_user, fail};
+    let user = current_user().map_err(fail)?;
+    backend()?.list_pages(&user).await.map_err(fail)
+}
+
+#[server(endpoint = "page")]
+pub async fn get_page(id: i64) -> Result<crate::model::PageView, AppError> {
+    use crate::backend::{backend, current_user, fail};
+    let user = current_user().map_err(fail)?;
+    backend()?.page(&user, id).await.map_err(fail)
 }

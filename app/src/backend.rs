@@ -53,6 +53,8 @@ pub trait ChatBackend: Send + Sync + 'static {
         lang: crate::i18n::Lang,
     ) -> Result<(), AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
+    async fn list_pages(&self, user: &CurrentUser) -> Result<Vec<crate::model::PageSummaryView>, AppError>;
+    async fn page(&self, user: &CurrentUser, id: i64) -> Result<crate::model::PageView, AppError>;
     /// Starts a guided tour of a content page: a process run, begun with a first message.
     async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: crate::i18n::Lang) -> Result<String, AppError>;
     async fn set_language(&self, user: &CurrentUser, language: Option<crate::i18n::Lang>) -> Result<(), AppError>;

@@ -141,6 +141,18 @@ catalogue! {
     ErrorNotResumable => "There is nothing to retry in this conversation.", "In dieser Unterhaltung gibt es nichts zu wiederholen.";
     Retry => "Retry", "Erneut versuchen";
     TourTitle => "Tour", "Rundgang";
+    Navigation => "Main", "Hauptnavigation";
+    NavChat => "Chat", "Chat";
+    NavPages => "Pages", "Seiten";
+    PagesTitle => "Pages of your site", "Seiten deiner Website";
+    PagesLead => "Open a page to see it, or start a guided tour that improves it one point at a time.", "Öffne eine Seite, um sie anzusehen, oder starte einen Rundgang, der sie Punkt für Punkt verbessert.";
+    StartTour => "Start a guided tour", "Rundgang starten";
+    MetaDescription => "Meta description", "Meta-Beschreibung";
+    AltText => "Alt text", "Alternativtext";
+    Missing => "(missing)", "(fehlt)";
+    Empty => "(empty)", "(leer)";
+    ChatAboutPage => "Chat about this page", "Chat zu dieser Seite";
+    PageNotFound => "This page does not exist.", "Diese Seite gibt es nicht.";
     TourFirstMessage => "Guide me through this page, one point at a time.", "Führe mich Punkt für Punkt durch diese Seite.";
     HandBackUnknown => "The decision could not be carried out. Check the card and decide again.", "Die Entscheidung konnte nicht ausgeführt werden. Bitte die Karte prüfen und erneut entscheiden.";
     // Reply options

@@ -2,6 +2,7 @@
 //! with `ssr` into the server, with `hydrate` into the WASM frontend.
 
 pub mod api;
+pub mod components;
 pub mod error;
 pub mod i18n;
 pub mod input_form;
@@ -18,6 +19,7 @@ use leptos_router::{path, SsrMode};
 
 use crate::i18n::{Lang, Text};
 use crate::pages::chat::ChatPage;
+use crate::pages::content::{ContentPage, PagesPage};
 use crate::pages::login::LoginPage;
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -79,6 +81,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/") view=ChatPage ssr=SsrMode::Async/>
                 <Route path=path!("/c/:id") view=ChatPage ssr=SsrMode::Async/>
                 <Route path=path!("/login") view=LoginPage ssr=SsrMode::Async/>
+                <Route path=path!("/pages") view=PagesPage ssr=SsrMode::Async/>
+                <Route path=path!("/pages/:id") view=ContentPage ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

@@ -55,6 +55,9 @@ pub struct MessageView {
     pub id: i64,
     pub role: MessageRole,
     pub content: String,
+    /// The assistant's markdown, rendered and sanitised on the server; `None` shows `content` as
+    /// plain text (the reader's own messages are never interpreted).
+    pub html: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,4 +174,31 @@ impl CardDecision {
             _ => None,
         }
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageSummaryView {
+    pub id: i64,
+    pub slug: String,
+    pub title: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BlockView {
+    Heading { level: u8, text: String },
+    Paragraph { text: String },
+    Image { src: String, alt: String },
+    /// `href` is `None` when the stored target is not a safe link (e.g. `javascript:`).
+    Link { text: String, href: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageView {
+    pub id: i64,
+    pub slug: String,
+    pub title: String,
+    pub description: String,
+    pub blocks: Vec<BlockView>,
+    pub version: i64,
 }

@@ -1,2 +1,4 @@
 pub mod chat;
+pub mod content;
+pub mod header;
 pub mod login;

@@ -75,7 +75,8 @@ pub async fn sessions(State(store): State<Store>, mut request: Request, next: Ne
         None => None,
     };
     let path = request.uri().path();
-    let is_page = request.method() == Method::GET && (path == "/" || path.starts_with("/c/"));
+    let is_page = request.method() == Method::GET
+        && (path == "/" || path.starts_with("/c/") || path == "/pages" || path.starts_with("/pages/"));
     if is_page && user.is_none() {
         return Redirect::to("/login").into_response();
     }

@@ -14,12 +14,13 @@ use app::i18n::{Lang, Text};
 use app::input_form::{InputAnswer, InputPauseForm, YesNo};
 use app::model::{
     ApprovalCardView, CardAnswers, CardDecision, ConversationStatus, ConversationSummary, ConversationView,
-    MessageRole, MessageView, PendingCallView, QuestionView, SessionView,
+    BlockView, MessageRole, MessageView, PageSummaryView, PageView, PendingCallView, QuestionView, SessionView,
 };
 use runtime::{Actor, PauseView, RunStatus, Runtime};
 
 use crate::auth;
 use crate::content::store::ContentStore;
+use crate::content::Block;
 use crate::continue_intent::is_continue_intent;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -46,6 +47,11 @@ pub struct ChatService {
 
 fn internal(error: StoreError) -> AppError {
     tracing::error!(%error, "store failure");
+    AppError::Internal
+}
+
+fn content_failure(error: crate::content::store::ContentError) -> AppError {
+    tracing::error!(%error, "content store failure");
     AppError::Internal
 }
 
@@ -255,10 +261,14 @@ impl ChatBackend for ChatService {
             process_run: self.skills.is_process_run(&row),
             messages: messages
                 .into_iter()
-                .map(|message| MessageView {
-                    id: message.id,
-                    role: if message.role == "user" { MessageRole::User } else { MessageRole::Assistant },
-                    content: message.content,
+                .map(|message| {
+                    let assistant = message.role != "user";
+                    MessageView {
+                        id: message.id,
+                        role: if assistant { MessageRole::Assistant } else { MessageRole::User },
+                        html: assistant.then(|| crate::markdown::to_safe_html(&message.content)),
+                        content: message.content,
+                    }
                 })
                 .collect(),
             id: row.id,
@@ -405,15 +415,38 @@ impl ChatBackend for ChatService {
         Ok(())
     }
 
+    async fn list_pages(&self, _user: &CurrentUser) -> Result<Vec<PageSummaryView>, AppError> {
+        let pages = self.content.list_pages().await.map_err(content_failure)?;
+        Ok(pages.into_iter().map(|page| PageSummaryView { id: page.id, slug: page.slug, title: page.title }).collect())
+    }
+
+    async fn page(&self, _user: &CurrentUser, id: i64) -> Result<PageView, AppError> {
+        let page = self.content.page(id).await.map_err(content_failure)?.ok_or(AppError::NotFound)?;
+        Ok(PageView {
+            id: page.id,
+            slug: page.slug,
+            title: page.title,
+            description: page.description,
+            version: page.version,
+            blocks: page
+                .blocks
+                .into_iter()
+                .map(|block| match block {
+                    Block::Heading { level, text } => BlockView::Heading { level, text },
+                    Block::Paragraph { text } => BlockView::Paragraph { text },
+                    Block::Image { src, alt } => BlockView::Image { src, alt },
+                    Block::Link { text, href } => BlockView::Link { text, href: crate::markdown::safe_href(&href) },
+                })
+                .collect(),
+        })
+    }
+
     async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: Lang) -> Result<String, AppError> {
         let page = self
             .content
             .page(page_id)
             .await
-            .map_err(|error| {
-                tracing::error!(%error, "content store failure");
-                AppError::Internal
-            })?
+            .map_err(content_failure)?
             .ok_or(AppError::NotFound)?;
         let id = Uuid::new_v4().to_string();
         let title = format!("{}: {}", lang.t(Text::TourTitle), page.title.chars().take(TITLE_CHARS).collect::<String>());

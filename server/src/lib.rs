@@ -8,6 +8,7 @@ pub mod content;
 pub mod continue_intent;
 pub mod handback;
 pub mod input_route;
+pub mod markdown;
 pub mod skills;
 pub mod store;
 pub mod turn;

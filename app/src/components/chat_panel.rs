@@ -1,0 +1,185 @@
+//! One conversation: its transcript, the question or card it waits on, and the input. The full
+//! chat page and the floating panel beside a content page both render this component.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+
+use crate::api::{get_conversation, Answer, Decide, Retry, SendMessage};
+use crate::components::approval_card::ApprovalCard;
+use crate::components::reply_options::ReplyOptions;
+use crate::i18n::Text;
+use crate::model::{ConversationStatus, ConversationView, MessageRole};
+use crate::use_lang;
+
+/// How often the panel asks again while the assistant works.
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Bumped whenever the panel's conversation may have changed, so the page around it (the list of
+/// conversations, a content page) can load again.
+#[derive(Clone, Copy)]
+pub struct ConversationChanged(pub RwSignal<u64>);
+
+#[component]
+pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl IntoView {
+    let lang = use_lang();
+    let send = ServerAction::<SendMessage>::new();
+    let answer = ServerAction::<Answer>::new();
+    let decide = ServerAction::<Decide>::new();
+    let retry = ServerAction::<Retry>::new();
+    let poll = RwSignal::new(0u64);
+    let changed = use_context::<ConversationChanged>();
+
+    let conversation = Resource::new(
+        move || {
+            (
+                conversation_id.get(),
+                send.version().get(),
+                answer.version().get(),
+                decide.version().get(),
+                retry.version().get(),
+                poll.get(),
+            )
+        },
+        |(id, ..)| async move {
+            match id {
+                Some(id) => get_conversation(id).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+
+    Effect::new(move |_| {
+        let current = conversation.get();
+        if let Some(ConversationChanged(signal)) = changed {
+            signal.update(|tick| *tick += 1);
+        }
+        let processing = current
+            .and_then(|result| result.ok())
+            .flatten()
+            .is_some_and(|view| view.status == ConversationStatus::Processing);
+        if processing {
+            set_timeout(move || poll.update(|tick| *tick += 1), POLL_INTERVAL);
+        }
+    });
+
+    let action_error = move || {
+        let errors = [
+            send.value().get().and_then(Result::err),
+            answer.value().get().and_then(Result::err),
+            decide.value().get().and_then(Result::err),
+            retry.value().get().and_then(Result::err),
+        ];
+        errors.into_iter().flatten().next().map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
+    };
+
+    view! {
+        <div class="chat-panel">
+            <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+                {move || Suspend::new(async move {
+                    match conversation.await {
+                        Ok(Some(view)) => view! { <Conversation conversation=view answer decide retry/> }.into_any(),
+                        Ok(None) => view! { <EmptyState/> }.into_any(),
+                        Err(error) => {
+                            view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
+                        }
+                    }
+                })}
+            </Transition>
+            {action_error}
+            {move || conversation_id.get().map(|id| view! { <Composer conversation_id=id send/> })}
+        </div>
+    }
+}
+
+#[component]
+fn Conversation(
+    conversation: ConversationView,
+    answer: ServerAction<Answer>,
+    decide: ServerAction<Decide>,
+    retry: ServerAction<Retry>,
+) -> impl IntoView {
+    let lang = use_lang();
+    let id = conversation.id.clone();
+    let working = conversation.status == ConversationStatus::Processing;
+    let failed = conversation.status == ConversationStatus::Failed;
+    view! {
+        <h1 class="conversation-title">{conversation.title.clone()}</h1>
+        <ol class="messages" aria-live="polite" data-status=conversation.status.as_str()>
+            {conversation
+                .messages
+                .into_iter()
+                .map(|message| {
+                    let (class, who) = match message.role {
+                        MessageRole::User => ("message user", lang.t(Text::You)),
+                        MessageRole::Assistant => ("message assistant", lang.t(Text::Assistant)),
+                    };
+                    let body = match message.html {
+                        Some(html) => view! { <div class="body markdown" inner_html=html></div> }.into_any(),
+                        None => view! { <div class="body">{message.content}</div> }.into_any(),
+                    };
+                    view! {
+                        <li class=class data-message-id=message.id>
+                            <span class="who">{who}</span>
+                            {body}
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
+        {working.then(|| view! { <p class="working" role="status">{lang.t(Text::Working)}</p> })}
+        {conversation.error.map(|error| view! { <p class="error notice" role="alert">{error}</p> })}
+        {conversation.question.map(|question| view! { <ReplyOptions conversation_id=id.clone() question answer/> })}
+        {conversation.card.map(|card| view! { <ApprovalCard conversation_id=id.clone() card decide/> })}
+        {failed
+            .then(|| {
+                view! {
+                    <ActionForm action=retry attr:class="retry">
+                        <input type="hidden" name="conversation_id" value=id.clone()/>
+                        <button type="submit">{lang.t(Text::Retry)}</button>
+                    </ActionForm>
+                }
+            })}
+    }
+}
+
+#[component]
+fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl IntoView {
+    let lang = use_lang();
+    let textarea = NodeRef::<leptos::html::Textarea>::new();
+    // A sent message leaves the box empty; a refused one keeps the text so nothing is lost.
+    Effect::new(move |_| {
+        if let Some(Ok(())) = send.value().get() {
+            if let Some(element) = textarea.get() {
+                element.set_value("");
+            }
+        }
+    });
+    let input_id = format!("composer-{conversation_id}");
+    view! {
+        <ActionForm action=send attr:class="composer">
+            <input type="hidden" name="conversation_id" value=conversation_id/>
+            <label class="visually-hidden" for=input_id.clone()>{lang.t(Text::Message)}</label>
+            <textarea
+                id=input_id
+                name="content"
+                node_ref=textarea
+                rows="3"
+                required
+                placeholder=lang.t(Text::MessagePlaceholder)
+            ></textarea>
+            <button type="submit" class="primary" disabled=move || send.pending().get()>{lang.t(Text::Send)}</button>
+        </ActionForm>
+    }
+}
+
+#[component]
+fn EmptyState() -> impl IntoView {
+    let lang = use_lang();
+    view! {
+        <div class="empty-state">
+            <h1>{lang.t(Text::WelcomeTitle)}</h1>
+            <p>{lang.t(Text::WelcomeBody)}</p>
+        </div>
+    }
+}

@@ -1,0 +1,154 @@
+//! The answers to a question, above the chat input: reply buttons for a choice, a small form, or a
+//! plain sentence that the chat cannot show the question. Both chat surfaces render this one.
+
+use leptos::ev::MouseEvent;
+use leptos::prelude::*;
+
+use crate::api::Answer;
+use crate::i18n::Text;
+use crate::input_form::{Choice, FieldKind, Form, FormField, InputPauseForm};
+use crate::model::QuestionView;
+use crate::use_lang;
+
+/// While an answer travels the buttons stay focusable (focus stays where it is) but do nothing.
+fn guard(pending: Memo<bool>) -> impl Fn(MouseEvent) + Clone + 'static {
+    move |event: MouseEvent| {
+        if pending.get_untracked() {
+            event.prevent_default();
+        }
+    }
+}
+
+#[component]
+pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: ServerAction<Answer>) -> impl IntoView {
+    let pending = Memo::new(move |_| answer.pending().get());
+    match question.form {
+        InputPauseForm::Choice(choice) => {
+            view! { <ChoiceButtons conversation_id digest=question.digest choice answer pending/> }.into_any()
+        }
+        InputPauseForm::Form(form) => {
+            view! { <AnswerForm conversation_id digest=question.digest form answer pending/> }.into_any()
+        }
+        InputPauseForm::Unsupported { .. } => {
+            let lang = use_lang();
+            view! {
+                <div class="reply-options unsupported" role="group" aria-label=lang.t(Text::ReplyOptions)>
+                    <p>{lang.t(Text::InputUnsupported)}</p>
+                    <p class="hint">{lang.t(Text::MessageEndsQuestion)}</p>
+                </div>
+            }
+            .into_any()
+        }
+    }
+}
+
+#[component]
+fn ChoiceButtons(
+    conversation_id: String,
+    digest: String,
+    choice: Choice,
+    answer: ServerAction<Answer>,
+    pending: Memo<bool>,
+) -> impl IntoView {
+    let lang = use_lang();
+    let hint = if choice.free_text_property.is_some() { Text::FreeTextHint } else { Text::MessageEndsQuestion };
+    view! {
+        <div class="reply-options" role="group" aria-label=lang.t(Text::ReplyOptions) aria-busy=move || pending.get().to_string()>
+            <ActionForm action=answer attr:class="reply-buttons">
+                <input type="hidden" name="conversation_id" value=conversation_id/>
+                <input type="hidden" name="digest" value=digest/>
+                {choice
+                    .options
+                    .into_iter()
+                    .map(|option| {
+                        let value = serde_json::to_string(&option.value).unwrap_or_default();
+                        view! {
+                            <button
+                                type="submit"
+                                class="reply-option"
+                                name="choice"
+                                value=value
+                                aria-disabled=move || pending.get().to_string()
+                                on:click=guard(pending)
+                            >
+                                {option.label}
+                            </button>
+                        }
+                    })
+                    .collect_view()}
+            </ActionForm>
+            <p class="hint">{lang.t(hint)}</p>
+        </div>
+    }
+}
+
+#[component]
+fn AnswerForm(
+    conversation_id: String,
+    digest: String,
+    form: Form,
+    answer: ServerAction<Answer>,
+    pending: Memo<bool>,
+) -> impl IntoView {
+    let lang = use_lang();
+    view! {
+        <div class="reply-options form" role="group" aria-label=lang.t(Text::ReplyOptions)>
+            <ActionForm action=answer attr:class="answer-form">
+                <input type="hidden" name="conversation_id" value=conversation_id/>
+                <input type="hidden" name="digest" value=digest/>
+                {form.fields.into_iter().map(|field| view! { <Field field/> }).collect_view()}
+                <button
+                    type="submit"
+                    class="primary"
+                    aria-disabled=move || pending.get().to_string()
+                    on:click=guard(pending)
+                >
+                    {lang.t(Text::FormSubmit)}
+                </button>
+            </ActionForm>
+            <p class="hint">{lang.t(Text::MessageEndsQuestion)}</p>
+        </div>
+    }
+}
+
+#[component]
+fn Field(field: FormField) -> impl IntoView {
+    let lang = use_lang();
+    let name = format!("fields[{}]", field.name);
+    let id = format!("field-{}", field.name);
+    let label = view! {
+        <label for=id.clone()>
+            {field.label.clone()}
+            {field.required.then(|| view! { <span class="required">" (" {lang.t(Text::Required)} ")"</span> })}
+        </label>
+    };
+    let description = field.description.clone().map(|text| view! { <small class="description">{text}</small> });
+    let control = match field.kind {
+        FieldKind::Boolean => view! { <input type="checkbox" id=id name=name value="true"/> }.into_any(),
+        FieldKind::Select => view! {
+            <select id=id name=name required=field.required>
+                <option value="">"—"</option>
+                {field
+                    .options
+                    .into_iter()
+                    .map(|option| {
+                        let value = match &option.value {
+                            serde_json::Value::String(text) => text.clone(),
+                            other => other.to_string(),
+                        };
+                        view! { <option value=value>{option.label}</option> }
+                    })
+                    .collect_view()}
+            </select>
+        }
+        .into_any(),
+        FieldKind::Integer => {
+            view! { <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required/> }.into_any()
+        }
+        FieldKind::Number => {
+            view! { <input type="number" step="any" inputmode="decimal" id=id name=name required=field.required/> }.into_any()
+        }
+        FieldKind::Text => view! { <input type="text" id=id name=name required=field.required/> }.into_any(),
+    };
+    view! { <div class="field">{label} {control} {description}</div> }
+}

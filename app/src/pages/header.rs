@@ -1,0 +1,68 @@
+//! The top bar of every signed-in page: navigation, the model that answers (labelled when it is
+//! the demo), the language, and sign-out.
+
+use leptos::prelude::*;
+
+use crate::api::{session_info, Logout, SetLanguage};
+use crate::i18n::{Lang, Text};
+use crate::use_lang;
+
+#[component]
+pub fn Header() -> impl IntoView {
+    let lang = use_lang();
+    let session = Resource::new(|| (), |_| session_info());
+    let logout = ServerAction::<Logout>::new();
+    let set_language = ServerAction::<SetLanguage>::new();
+    // Every text on the page is in the old language: load it again in the new one.
+    Effect::new(move |_| {
+        if let Some(Ok(())) = set_language.value().get() {
+            let _ = window().location().reload();
+        }
+    });
+    view! {
+        <header class="topbar">
+            <a class="brand" href="/">{lang.t(Text::AppName)}</a>
+            <nav class="main-nav" aria-label=lang.t(Text::Navigation)>
+                <a href="/">{lang.t(Text::NavChat)}</a>
+                <a href="/pages">{lang.t(Text::NavPages)}</a>
+            </nav>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    session.await.ok().map(|session| {
+                        view! {
+                            <span class="model" class:demo=session.model_is_demo title=lang.t(Text::ModelTitle)>
+                                {session.model_label.clone()}
+                                {session.model_is_demo.then(|| view! { <span class="badge">{lang.t(Text::Demo)}</span> })}
+                            </span>
+                            <span class="user">{session.username.clone()}</span>
+                        }
+                    })
+                })}
+            </Transition>
+            <ActionForm action=set_language attr:class="language">
+                <span class="visually-hidden">{lang.t(Text::Language)}</span>
+                {Lang::ALL
+                    .into_iter()
+                    .map(|option| {
+                        view! {
+                            <button
+                                type="submit"
+                                class="link"
+                                name="language"
+                                value=option.code()
+                                lang=option.code()
+                                aria-pressed=if option == lang { "true" } else { "false" }
+                                title=option.name()
+                            >
+                                {option.code().to_uppercase()}
+                            </button>
+                        }
+                    })
+                    .collect_view()}
+            </ActionForm>
+            <ActionForm action=logout attr:class="logout">
+                <button type="submit" class="link">{lang.t(Text::SignOut)}</button>
+            </ActionForm>
+        </header>
+    }
+}
