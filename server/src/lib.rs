@@ -9,6 +9,7 @@ pub mod continue_intent;
 pub mod handback;
 pub mod input_route;
 pub mod markdown;
+pub mod showcase;
 pub mod skills;
 pub mod store;
 pub mod turn;
@@ -160,9 +161,13 @@ pub struct Services {
 
 impl Services {
     pub fn new(provider: Arc<dyn ModelProvider>) -> Services {
+        let mut tools = default_tools();
+        if provider.is_demo() {
+            showcase::register(&mut tools);
+        }
         Services {
             provider,
-            tools: default_tools(),
+            tools,
             runtime_settings: RuntimeSettings::default(),
             reconcile_grace: Duration::from_secs(45),
             start_worker: true,
