@@ -23,7 +23,15 @@ async fn main() -> ExitCode {
         }
     };
 
-    let provider: Arc<dyn runtime::ModelProvider> = Arc::new(runtime::DemoProvider);
+    // An OpenAI-compatible model when the environment names one, else the built-in demo model.
+    let provider: Arc<dyn runtime::ModelProvider> = match runtime::OpenAiProvider::from_env() {
+        Ok(Some(provider)) => Arc::new(provider),
+        Ok(None) => Arc::new(runtime::DemoProvider),
+        Err(error) => {
+            eprintln!("tourguide: bad model configuration: {error}");
+            return ExitCode::from(2);
+        }
+    };
     let running = match server::serve(&config, server::Services::new(provider)).await {
         Ok(running) => running,
         Err(error) => {
