@@ -17,8 +17,26 @@ export async function waitForHydration(page: Page) {
 export async function signIn(page: Page, hydrated = true) {
   await page.goto("/login");
   if (hydrated) await waitForHydration(page);
-  await page.getByLabel("User name").fill(DEMO_USER);
-  await page.getByLabel("Password").fill(DEMO_PASSWORD);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
+  // By name, not by label: the page may be in either language.
+  await page.locator("input[name=username]").fill(DEMO_USER);
+  await page.locator("input[name=password]").fill(DEMO_PASSWORD);
+  await page.locator(".login-form button[type=submit]").click();
+  await expect(page.locator(".new-conversation button")).toBeVisible();
+}
+
+/** Opens a new conversation on the full chat page and sends a first message. */
+export async function newConversation(page: Page, message: string) {
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await waitForHydration(page);
+  await send(page, message);
+}
+
+export async function send(page: Page, message: string) {
+  await page.getByLabel("Message").fill(message);
+  await page.getByRole("button", { name: "Send" }).click();
+}
+
+export async function shoot(page: Page, name: string) {
+  await page.screenshot({ path: `screenshots/${name}.png`, fullPage: true });
 }

@@ -22,6 +22,7 @@ use crate::auth;
 use crate::content::store::ContentStore;
 use crate::content::Block;
 use crate::continue_intent::is_continue_intent;
+use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
 use crate::store::{ConversationRow, Decision, StartTurn, Store, StoreError};
@@ -39,6 +40,7 @@ pub struct ChatService {
     runtime: Arc<Runtime>,
     skills: Arc<SkillCatalogue>,
     content: ContentStore,
+    events: ConversationEvents,
     model_label: String,
     model_is_demo: bool,
     /// How long a recorded answer may wait without a job before `reconcile` hands it back.
@@ -84,6 +86,7 @@ impl ChatService {
         runtime: Arc<Runtime>,
         skills: Arc<SkillCatalogue>,
         content: ContentStore,
+        events: ConversationEvents,
         reconcile_grace: Duration,
     ) -> Self {
         let provider = runtime.provider();
@@ -95,6 +98,7 @@ impl ChatService {
             runtime,
             skills,
             content,
+            events,
             reconcile_grace,
         }
     }
@@ -145,6 +149,12 @@ impl ChatService {
         self.store.hand_back(&row.id, back_to, Some("not_delivered")).await.map_err(internal)
     }
 
+    /// Hands recorded work to the worker and tells open pages that the conversation changed.
+    fn wake(&self, conversation_id: &str) {
+        self.worker.wake();
+        self.events.changed(conversation_id);
+    }
+
     fn validate_message(content: &str) -> Result<&str, AppError> {
         let content = content.trim();
         if content.is_empty() {
@@ -172,7 +182,7 @@ impl ChatService {
         if !self.store.start_claimed_turn(&row.id, content, &title_from(content), UNTITLED).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
-        self.worker.wake();
+        self.wake(&row.id);
         Ok(())
     }
 }
@@ -314,7 +324,7 @@ impl ChatBackend for ChatService {
             .map_err(internal)?;
         match outcome {
             StartTurn::Started => {
-                self.worker.wake();
+                self.wake(id);
                 Ok(())
             }
             StartTurn::NotFound => Err(AppError::NotFound),
@@ -352,7 +362,7 @@ impl ChatBackend for ChatService {
         if !self.store.record_answer(user.id, id, &pause.digest, &values, &accepted.display).await.map_err(internal)? {
             return Err(AppError::NotAwaitingInput);
         }
-        self.worker.wake();
+        self.wake(id);
         Ok(())
     }
 
@@ -396,7 +406,7 @@ impl ChatBackend for ChatService {
         if !recorded {
             return Err(AppError::NotAwaitingApproval);
         }
-        self.worker.wake();
+        self.wake(id);
         Ok(())
     }
 
@@ -411,7 +421,7 @@ impl ChatBackend for ChatService {
         if !self.store.claim_retry(user.id, id).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
-        self.worker.wake();
+        self.wake(id);
         Ok(())
     }
 
@@ -457,7 +467,7 @@ impl ChatBackend for ChatService {
         let first = lang.t(Text::TourFirstMessage);
         match self.store.start_turn(user.id, &id, "idle", first, &title, UNTITLED).await.map_err(internal)? {
             StartTurn::Started => {
-                self.worker.wake();
+                self.wake(&id);
                 Ok(id)
             }
             StartTurn::NotFound => Err(AppError::NotFound),

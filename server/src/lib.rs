@@ -5,6 +5,7 @@ pub mod auth;
 pub mod chat;
 pub mod config;
 pub mod content;
+pub mod events;
 pub mod continue_intent;
 pub mod handback;
 pub mod input_route;
@@ -35,6 +36,7 @@ use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::chat::ChatService;
 use crate::config::Config;
+use crate::events::ConversationEvents;
 use crate::content::store::ContentStore;
 use crate::store::{Store, StoreError};
 use crate::skills::SkillCatalogue;
@@ -49,6 +51,7 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub store: Store,
     pub chat: Arc<ChatService>,
+    pub events: ConversationEvents,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +99,7 @@ pub fn router(state: AppState, backend: Backend) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route(input_route::PATH, axum::routing::post(input_route::submit))
+        .route(events::PATH, axum::routing::get(events::stream))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -220,15 +224,16 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let (shutdown, shutdown_receiver) = watch::channel(false);
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
-    let turns = Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone() };
+    let events = ConversationEvents::new(shutdown_receiver.clone());
+    let turns = Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
     let worker = if services.start_worker {
         Worker::new(turns, worker_handle.clone()).spawn(shutdown_receiver.clone())
     } else {
         tokio::spawn(async {})
     };
-    let chat = Arc::new(ChatService::new(store.clone(), worker_handle, runtime.clone(), skills, content, services.reconcile_grace));
+    let chat = Arc::new(ChatService::new(store.clone(), worker_handle, runtime.clone(), skills, content, events.clone(), services.reconcile_grace));
     let backend: Backend = chat.clone();
-    let state = AppState { leptos_options, store: store.clone(), chat };
+    let state = AppState { leptos_options, store: store.clone(), chat, events };
     let app = router(state, backend);
 
     let listener = tokio::net::TcpListener::bind(config.address)

@@ -10,6 +10,7 @@ use runtime::{
 };
 use uuid::Uuid;
 
+use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
 use crate::store::{ConversationRow, Settle, Store, StoreError};
@@ -34,6 +35,7 @@ pub struct Turns {
     pub store: Store,
     pub runtime: Arc<Runtime>,
     pub skills: Arc<SkillCatalogue>,
+    pub events: ConversationEvents,
 }
 
 fn owner(conversation: &ConversationRow) -> Actor {
@@ -51,11 +53,13 @@ impl Turns {
         if conversation.status != "processing" {
             return Ok(());
         }
-        match conversation.approval_decision.as_deref() {
+        let outcome = match conversation.approval_decision.as_deref() {
             Some("input") => self.deliver_answer(&conversation).await,
             Some("approve") | Some("deny") => self.deliver_decision(&conversation).await,
             _ => self.carry_turn(&conversation).await,
-        }
+        };
+        self.events.changed(conversation_id);
+        outcome
     }
 
     async fn carry_turn(&self, conversation: &ConversationRow) -> Result<(), TurnError> {

@@ -12,8 +12,10 @@ use crate::i18n::Text;
 use crate::model::{ConversationStatus, ConversationView, MessageRole};
 use crate::use_lang;
 
-/// How often the panel asks again while the assistant works.
+/// How often the panel asks again while the assistant works: often without a push stream, rarely
+/// (as a safety net) while the stream is open.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
+const POLL_INTERVAL_LIVE: Duration = Duration::from_secs(3);
 
 /// Bumped whenever the panel's conversation may have changed, so the page around it (the list of
 /// conversations, a content page) can load again.
@@ -29,6 +31,9 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let retry = ServerAction::<Retry>::new();
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
+    let live = RwSignal::new(false);
+    #[cfg(feature = "hydrate")]
+    listen(conversation_id, poll, live);
 
     let conversation = Resource::new(
         move || {
@@ -59,7 +64,8 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             .flatten()
             .is_some_and(|view| view.status == ConversationStatus::Processing);
         if processing {
-            set_timeout(move || poll.update(|tick| *tick += 1), POLL_INTERVAL);
+            let interval = if live.get_untracked() { POLL_INTERVAL_LIVE } else { POLL_INTERVAL };
+            set_timeout(move || poll.update(|tick| *tick += 1), interval);
         }
     });
 
@@ -182,4 +188,36 @@ fn EmptyState() -> impl IntoView {
             <p>{lang.t(Text::WelcomeBody)}</p>
         </div>
     }
+}
+
+/// Opens the conversation's event stream in the browser; every "changed" loads it again.
+#[cfg(feature = "hydrate")]
+fn listen(conversation_id: Signal<Option<String>>, poll: RwSignal<u64>, live: RwSignal<bool>) {
+    use wasm_bindgen::closure::Closure;
+    use wasm_bindgen::JsCast;
+
+    let current = StoredValue::new_local(None::<web_sys::EventSource>);
+    let close = move || {
+        if let Some(source) = current.try_update_value(Option::take).flatten() {
+            source.close();
+        }
+        live.set(false);
+    };
+    Effect::new(move |_| {
+        close();
+        let Some(id) = conversation_id.get() else { return };
+        let Ok(source) = web_sys::EventSource::new(&format!("/events/conversations/{id}")) else { return };
+        let on_changed = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| poll.update(|tick| *tick += 1));
+        let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.set(true));
+        let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.set(false));
+        let _ = source.add_event_listener_with_callback("changed", on_changed.as_ref().unchecked_ref());
+        source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+        // The callbacks live as long as the page; one set per opened conversation.
+        on_changed.forget();
+        on_open.forget();
+        on_error.forget();
+        current.set_value(Some(source));
+    });
+    on_cleanup(close);
 }

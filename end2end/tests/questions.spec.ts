@@ -1,0 +1,119 @@
+import { expect, test } from "@playwright/test";
+import { newConversation, send, shoot, signIn, waitForHydration, watchPageErrors } from "./helpers";
+
+test.beforeEach(async ({ page }) => {
+  await signIn(page);
+});
+
+test("a choice is answered with a reply button, by keyboard, and focus stays put", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await newConversation(page, "/choose");
+  const group = page.getByRole("group", { name: "Reply options" });
+  await expect(group).toBeVisible();
+  await expect(group.getByRole("button")).toHaveText(["Home", "About us", "Contact"]);
+  await expect(group).toContainText("A message of your own ends the question.");
+  await expect(page.locator(".messages .message.assistant").last()).toHaveText(/Which page should we look at first\?/);
+  await shoot(page, "question-choice");
+
+  // Keyboard only: focus the first option, Tab to the second, press Enter.
+  await group.getByRole("button", { name: "Home" }).focus();
+  await page.keyboard.press("Tab");
+  await expect(group.getByRole("button", { name: "About us" })).toBeFocused();
+  await page.keyboard.press("Enter");
+  // The focus did not jump into the chat input while the answer travelled.
+  await expect(page.getByLabel("Message")).not.toBeFocused();
+
+  await expect(page.locator(".messages .message.user").last()).toHaveText(/About us/);
+  await expect(page.locator(".messages .message.assistant").last()).toContainText("The user picked: About us");
+  await expect(group).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test("typed text answers a choice that takes free text", async ({ page }) => {
+  await newConversation(page, "/feedback");
+  const group = page.getByRole("group", { name: "Reply options" });
+  await expect(group.getByRole("button")).toHaveText(["Good", "Okay", "Not yet"]);
+  await expect(group).toContainText("Or write your own answer below.");
+  await send(page, "The buttons are lovely");
+  await expect(page.locator(".messages .message.assistant").last()).toContainText("The user wrote: The buttons are lovely");
+  await shoot(page, "question-free-text-answered");
+});
+
+test("a form question is answered with its fields", async ({ page }) => {
+  await newConversation(page, "/contact");
+  const group = page.getByRole("group", { name: "Reply options" });
+  await expect(group.getByLabel("Company name")).toBeVisible();
+  await shoot(page, "question-form");
+  await group.getByLabel("Company name").fill("Bäckerei Sonnenkorn");
+  await group.getByLabel("Employees").fill("12");
+  await group.getByLabel("Offer a newsletter").check();
+  await group.getByLabel("Region").selectOption("Baden");
+  await group.getByRole("button", { name: "Send answer" }).click();
+  await expect(page.locator(".messages .message.user").last()).toHaveText(
+    /Company name: Bäckerei Sonnenkorn\s+Employees: 12\s+Offer a newsletter: Yes\s+Region: Baden/,
+  );
+  await expect(page.locator(".messages .message.assistant").last()).toContainText('"employees":12');
+});
+
+test("a question the chat cannot show says so, and a message of one's own moves on", async ({ page }) => {
+  await newConversation(page, "/upload");
+  const group = page.getByRole("group", { name: "Reply options" });
+  await expect(group).toContainText("The chat cannot show this question.");
+  await expect(group).toContainText("A message of your own ends the question.");
+  await expect(group.getByRole("button")).toHaveCount(0);
+  await shoot(page, "question-unsupported");
+  await send(page, "Skip that please");
+  await expect(page.locator(".messages .message.assistant").last()).toContainText("You said: \u201cSkip that please\u201d");
+  await expect(group).toHaveCount(0);
+});
+
+test("an approval card in an ordinary chat: Apply and Cancel", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await newConversation(page, "/note Order more flour");
+  const card = page.locator(".approval-card");
+  await expect(card.getByRole("heading", { name: "Planned step" })).toBeVisible();
+  await expect(card.locator(".tool")).toHaveText("demo_note");
+  await expect(card.locator(".marker.write")).toHaveText("Changes content");
+  await expect(card.locator(".arguments")).toContainText("Order more flour");
+  await expect(card.getByRole("button")).toHaveText(["Apply", "Cancel"]);
+  await shoot(page, "approval-plain");
+  await card.getByRole("button", { name: "Apply" }).click();
+  await expect(page.locator(".messages .message.assistant").last()).toContainText("Saved note");
+  await expect(card).toHaveCount(0);
+
+  await send(page, "/note Never mind");
+  await expect(card.getByRole("button", { name: "Cancel" })).toBeVisible();
+  await card.getByRole("button", { name: "Cancel" }).click();
+  await expect(page.locator(".messages .message.assistant").last()).toContainText("approval_denied");
+  expect(errors).toEqual([]);
+});
+
+test.describe("in German", () => {
+  test.use({ locale: "de-DE" });
+
+  test("reply options and the card speak German", async ({ page }) => {
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "DE", exact: true }).click();
+    await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "Neue Unterhaltung" }).click();
+    await waitForHydration(page);
+    await page.getByLabel("Nachricht").fill("/choose");
+    await page.getByRole("button", { name: "Senden" }).click();
+    const group = page.getByRole("group", { name: "Antwortmöglichkeiten" });
+    await expect(group).toContainText("Eine eigene Nachricht beendet die Rückfrage.");
+    await shoot(page, "question-choice-de");
+    await page.getByLabel("Nachricht").fill("/note Mehl bestellen");
+    await page.getByRole("button", { name: "Senden" }).click();
+    const card = page.locator(".approval-card");
+    await expect(card.getByRole("button")).toHaveText(["Übernehmen", "Abbrechen"]);
+    await expect(card.getByRole("heading", { name: "Geplanter Schritt" })).toBeVisible();
+    await shoot(page, "approval-plain-de");
+    await card.getByRole("button", { name: "Abbrechen" }).click();
+    await expect(card).toHaveCount(0);
+    // Back to English for the other tests, which share the demo user.
+    await waitForHydration(page);
+    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
+  });
+});
