@@ -7,3 +7,4 @@ mod scripted;
 mod chat;
 mod security;
 mod startup;
+mod tour;
