@@ -83,8 +83,9 @@ const NOTHING_FOUND: [&str; 2] =
 pub const SUMMARY_OPTION: [&str; 2] = ["Summary", "Zusammenfassung"];
 pub const NEXT_PAGE_OPTION: [&str; 2] = ["Next page", "Nächste Seite"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Lang {
+    #[default]
     En,
     De,
 }
@@ -315,6 +316,7 @@ enum EndChoice {
 }
 
 /// What the run has done so far, folded from its exchanges in order.
+#[derive(Default)]
 struct Walk {
     /// The language of the option labels, which name the points in the summary too.
     lang: Lang,
@@ -344,24 +346,7 @@ struct Walk {
 
 impl Walk {
     fn read(messages: &[ChatMessage], offered: &HashSet<&str>, lang: Lang) -> Walk {
-        let mut walk = Walk {
-            lang,
-            first: None,
-            latest: None,
-            analysis_failed: None,
-            reanalysis_failed: false,
-            stops: None,
-            position: 0,
-            variant: 0,
-            suggestions: HashMap::new(),
-            needs_analysis: false,
-            batch: false,
-            outcomes: Vec::new(),
-            cancelled: false,
-            end: None,
-            pages_asked: false,
-            pages: None,
-        };
+        let mut walk = Walk { lang, ..Walk::default() };
         for exchange in exchanges(messages) {
             match exchange.call.name.as_str() {
                 ANALYSE_PAGE => walk.on_analysis(exchange.result),
