@@ -8,3 +8,4 @@ mod scripted;
 mod chat;
 mod security;
 mod startup;
+mod tour;
