@@ -36,6 +36,9 @@ impl ModelProvider for DemoProvider {
         if let Some(tour) = Tour::detect(&request) {
             return Ok(tour.next_step());
         }
+        if let Some(step) = crate::showcase::showcase(&request) {
+            return Ok(step);
+        }
         Ok(echo(&request.messages))
     }
 }

@@ -14,6 +14,7 @@ pub mod provider;
 pub mod refusal;
 pub mod run;
 pub mod runtime;
+mod showcase;
 pub mod store;
 pub mod tool;
 mod tool_loop;

@@ -1,0 +1,91 @@
+//! The demo model's showcase: outside a tour it shows each kind of question and a plain approval
+//! card on request (`/choose`, `/feedback`, `/contact`, `/upload`, `/note TEXT`), through the
+//! server's showcase tools. Decided from the transcript like the rest of the demo.
+
+use serde_json::{json, Value};
+
+use crate::message::{Role, ToolCall};
+use crate::provider::{Completion, CompletionRequest};
+
+const SHOWCASE_TOOLS: [&str; 5] = ["ask_choice", "demo_feedback", "demo_contact", "demo_upload", "demo_note"];
+
+fn call(name: &str, arguments: Value) -> Completion {
+    Completion {
+        content: String::new(),
+        tool_calls: vec![ToolCall { id: format!("showcase-{name}"), name: name.to_string(), arguments }],
+    }
+}
+
+pub(crate) fn showcase(request: &CompletionRequest) -> Option<Completion> {
+    let offered = |name: &str| request.tools.iter().any(|tool| tool.name == name);
+    let last = request.messages.last()?;
+    match last.role {
+        Role::Tool => {
+            let results: Vec<&str> = request
+                .messages
+                .iter()
+                .rev()
+                .take_while(|message| message.role == Role::Tool)
+                .map(|message| message.content.as_str())
+                .collect();
+            let asked = request.messages.iter().rev().find(|message| message.role == Role::Assistant)?;
+            let ours = !asked.tool_calls.is_empty()
+                && asked.tool_calls.iter().all(|call| call.id.starts_with("showcase-") && SHOWCASE_TOOLS.contains(&call.name.as_str()));
+            ours.then(|| Completion { content: format!("Noted. {}", results.join(" ")), tool_calls: Vec::new() })
+        }
+        Role::User => {
+            let text = last.content.trim();
+            let (command, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+            let rest = rest.trim();
+            match command {
+                "/choose" if offered("ask_choice") => Some(call(
+                    "ask_choice",
+                    json!({ "question": "Which page should we look at first?", "options": ["Home", "About us", "Contact"] }),
+                )),
+                "/feedback" if offered("demo_feedback") => Some(call("demo_feedback", json!({}))),
+                "/contact" if offered("demo_contact") => Some(call("demo_contact", json!({}))),
+                "/upload" if offered("demo_upload") => Some(call("demo_upload", json!({}))),
+                "/note" if offered("demo_note") && !rest.is_empty() => Some(call("demo_note", json!({ "text": rest }))),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ChatMessage;
+    use crate::provider::ToolDefinition;
+
+    fn offered(names: &[&str]) -> Vec<ToolDefinition> {
+        names
+            .iter()
+            .map(|name| ToolDefinition { name: name.to_string(), description: String::new(), parameters: json!({}) })
+            .collect()
+    }
+
+    #[test]
+    fn a_command_calls_its_tool_only_when_it_is_offered() {
+        let request = CompletionRequest { messages: vec![ChatMessage::user("/note Buy flour")], tools: offered(&["demo_note"]) };
+        let completion = showcase(&request).unwrap();
+        assert_eq!(completion.tool_calls[0].name, "demo_note");
+        assert_eq!(completion.tool_calls[0].arguments, json!({ "text": "Buy flour" }));
+        let without = CompletionRequest { messages: vec![ChatMessage::user("/note Buy flour")], tools: Vec::new() };
+        assert!(showcase(&without).is_none());
+        let plain = CompletionRequest { messages: vec![ChatMessage::user("hello")], tools: offered(&["demo_note"]) };
+        assert!(showcase(&plain).is_none());
+    }
+
+    #[test]
+    fn the_result_of_a_showcase_call_is_answered() {
+        let mut asked = ChatMessage::assistant("");
+        asked.tool_calls = call("ask_choice", json!({})).tool_calls;
+        let request = CompletionRequest {
+            messages: vec![ChatMessage::user("/choose"), asked, ChatMessage::tool_result("showcase-ask_choice", "The user picked: Home")],
+            tools: offered(&["ask_choice"]),
+        };
+        assert_eq!(showcase(&request).unwrap().content, "Noted. The user picked: Home");
+    }
+}
