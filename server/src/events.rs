@@ -72,17 +72,19 @@ pub async fn stream(
 }
 
 fn changes(receiver: broadcast::Receiver<Arc<str>>, id: String) -> impl Stream<Item = Result<Event, Infallible>> {
-    let ready = stream::once(async { Ok(Event::default().event("ready").data("")) });
+    // Browsers drop an event whose data is empty, so every event carries the conversation id.
+    let ready_id = id.clone();
+    let ready = stream::once(async move { Ok(Event::default().event("ready").data(ready_id)) });
     let changed = stream::unfold((receiver, id), |(mut receiver, id)| async move {
         loop {
             match receiver.recv().await {
                 Ok(changed) if *changed == *id => {
-                    return Some((Ok(Event::default().event("changed").data("")), (receiver, id)));
+                    return Some((Ok(Event::default().event("changed").data(id.as_str())), (receiver, id)));
                 }
                 Ok(_) => continue,
                 // Missed some: say "changed" to be safe, the page reloads once.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    return Some((Ok(Event::default().event("changed").data("")), (receiver, id)));
+                    return Some((Ok(Event::default().event("changed").data(id.as_str())), (receiver, id)));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }

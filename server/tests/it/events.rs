@@ -28,6 +28,8 @@ async fn an_open_page_is_told_when_its_conversation_changes() {
 
     client.call_json("send_message", &[("conversation_id", &id), ("content", "hello")]).await;
     next_event(&mut stream, &mut buffer, "changed").await;
+    // Browsers drop events without data: the event names the conversation.
+    assert!(buffer.starts_with(&format!("data: {id}")), "{buffer:?}");
     server.stop().await;
 }
 
