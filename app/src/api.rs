@@ -163,3 +163,20 @@ pub async fn get_page(id: i64) -> Result<crate::model::PageView, AppError> {
     let user = current_user().map_err(fail)?;
     backend()?.page(&user, id).await.map_err(fail)
 }
+
+#[server(endpoint = "rename_conversation")]
+pub async fn rename_conversation(conversation_id: String, title: String) -> Result<(), AppError> {
+    use crate::backend::{backend, current_user, fail};
+    let user = current_user().map_err(fail)?;
+    backend()?.rename_conversation(&user, &conversation_id, &title).await.map_err(fail)
+}
+
+/// Deletes a conversation for good and goes back to the chat page.
+#[server(endpoint = "delete_conversation")]
+pub async fn delete_conversation(conversation_id: String) -> Result<(), AppError> {
+    use crate::backend::{backend, current_user, fail};
+    let user = current_user().map_err(fail)?;
+    backend()?.delete_conversation(&user, &conversation_id).await.map_err(fail)?;
+    leptos_axum::redirect("/");
+    Ok(())
+}

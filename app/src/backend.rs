@@ -53,6 +53,8 @@ pub trait ChatBackend: Send + Sync + 'static {
         lang: crate::i18n::Lang,
     ) -> Result<(), AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
+    async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError>;
+    async fn delete_conversation(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     async fn list_pages(&self, user: &CurrentUser) -> Result<Vec<crate::model::PageSummaryView>, AppError>;
     async fn page(&self, user: &CurrentUser, id: i64) -> Result<crate::model::PageView, AppError>;
     /// Starts a guided tour of a content page: a process run, begun with a first message.

@@ -141,6 +141,12 @@ catalogue! {
     ErrorNotResumable => "There is nothing to retry in this conversation.", "In dieser Unterhaltung gibt es nichts zu wiederholen.";
     Retry => "Retry", "Erneut versuchen";
     TourTitle => "Tour", "Rundgang";
+    ConversationActions => "Rename or delete", "Umbenennen oder löschen";
+    Title => "Title", "Titel";
+    Rename => "Rename", "Umbenennen";
+    Delete => "Delete conversation", "Unterhaltung löschen";
+    DeleteHint => "Deleting removes the conversation and its messages for good.", "Löschen entfernt die Unterhaltung und ihre Nachrichten endgültig.";
+    ErrorEmptyTitle => "The title must not be empty.", "Der Titel darf nicht leer sein.";
     Navigation => "Main", "Hauptnavigation";
     NavChat => "Chat", "Chat";
     NavPages => "Pages", "Seiten";

@@ -76,3 +76,29 @@ test.describe("in German", () => {
     expect(errors).toEqual([]);
   });
 });
+
+test("a conversation is renamed and deleted from its menu", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await signIn(page);
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await waitForHydration(page);
+  const url = page.url();
+
+  await page.getByText("Rename or delete").click();
+  await page.getByLabel("Title", { exact: true }).fill("Flour orders");
+  await page.getByRole("button", { name: "Rename" }).click();
+  await expect(page.locator(".conversation-title")).toHaveText("Flour orders");
+  await expect(page.locator(".conversation-list a[aria-current=page] .title")).toHaveText("Flour orders");
+
+  const menu = page.locator("details.conversation-actions");
+  if (!(await menu.evaluate((element) => (element as HTMLDetailsElement).open))) {
+    await menu.locator("summary").click();
+  }
+  await page.getByRole("button", { name: "Delete conversation" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.locator(".conversation-list .title").filter({ hasText: "Flour orders" })).toHaveCount(0);
+  await page.goto(url);
+  await expect(page.getByRole("alert")).toHaveText("Conversation not found.");
+  expect(errors).toEqual([]);
+});

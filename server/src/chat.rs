@@ -425,6 +425,33 @@ impl ChatBackend for ChatService {
         Ok(())
     }
 
+    async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(AppError::Invalid(Text::ErrorEmptyTitle));
+        }
+        if title.chars().count() > 200 {
+            return Err(AppError::Invalid(Text::ErrorMessageTooLong));
+        }
+        if !self.store.rename_conversation(user.id, id, title).await.map_err(internal)? {
+            return Err(AppError::NotFound);
+        }
+        self.events.changed(id);
+        Ok(())
+    }
+
+    async fn delete_conversation(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {
+        let row = self.owned(user, id).await?;
+        // A run that waits on this conversation would wait for ever: end it first.
+        if let (Some(run_id), "awaiting_approval" | "awaiting_input") = (run_of(&row), row.status.as_str()) {
+            let _ = self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await;
+        }
+        if !self.store.delete_conversation(user.id, id).await.map_err(internal)? {
+            return Err(AppError::Busy);
+        }
+        Ok(())
+    }
+
     async fn list_pages(&self, _user: &CurrentUser) -> Result<Vec<PageSummaryView>, AppError> {
         let pages = self.content.list_pages().await.map_err(content_failure)?;
         Ok(pages.into_iter().map(|page| PageSummaryView { id: page.id, slug: page.slug, title: page.title }).collect())

@@ -592,6 +592,28 @@ impl Store {
             == 1)
     }
 
+    pub async fn rename_conversation(&self, user_id: i64, id: &str, title: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query("UPDATE conversations SET title = ? WHERE id = ? AND user_id = ?")
+            .bind(title)
+            .bind(id)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+            == 1)
+    }
+
+    /// Deletes a conversation that nothing is working on; its messages and jobs go with it.
+    pub async fn delete_conversation(&self, user_id: i64, id: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query("DELETE FROM conversations WHERE id = ? AND user_id = ? AND status != 'processing'")
+            .bind(id)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await?
+            .rows_affected()
+            == 1)
+    }
+
     pub async fn conversation_of_run(&self, run_id: &str) -> Result<Option<ConversationRow>, StoreError> {
         Ok(sqlx::query_as::<_, ConversationRow>(select_conversations!("WHERE run_id = ?"))
             .bind(run_id)

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-use crate::api::{get_conversation, Answer, Decide, Retry, SendMessage};
+use crate::api::{get_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage};
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
@@ -29,6 +29,8 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let answer = ServerAction::<Answer>::new();
     let decide = ServerAction::<Decide>::new();
     let retry = ServerAction::<Retry>::new();
+    let rename = ServerAction::<RenameConversation>::new();
+    let delete = ServerAction::<DeleteConversation>::new();
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
@@ -43,6 +45,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 answer.version().get(),
                 decide.version().get(),
                 retry.version().get(),
+                rename.version().get(),
                 poll.get(),
             )
         },
@@ -75,6 +78,8 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             answer.value().get().and_then(Result::err),
             decide.value().get().and_then(Result::err),
             retry.value().get().and_then(Result::err),
+            rename.value().get().and_then(Result::err),
+            delete.value().get().and_then(Result::err),
         ];
         errors.into_iter().flatten().next().map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
     };
@@ -84,7 +89,9 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
                 {move || Suspend::new(async move {
                     match conversation.await {
-                        Ok(Some(view)) => view! { <Conversation conversation=view answer decide retry/> }.into_any(),
+                        Ok(Some(view)) => {
+                            view! { <Conversation conversation=view answer decide retry rename delete/> }.into_any()
+                        }
                         Ok(None) => view! { <EmptyState/> }.into_any(),
                         Err(error) => {
                             view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
@@ -104,13 +111,34 @@ fn Conversation(
     answer: ServerAction<Answer>,
     decide: ServerAction<Decide>,
     retry: ServerAction<Retry>,
+    rename: ServerAction<RenameConversation>,
+    delete: ServerAction<DeleteConversation>,
 ) -> impl IntoView {
     let lang = use_lang();
     let id = conversation.id.clone();
+    let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
     let working = conversation.status == ConversationStatus::Processing;
     let failed = conversation.status == ConversationStatus::Failed;
     view! {
-        <h1 class="conversation-title">{conversation.title.clone()}</h1>
+        <div class="conversation-head">
+            <h1 class="conversation-title">{conversation.title.clone()}</h1>
+            <details class="conversation-actions">
+                <summary>{lang.t(Text::ConversationActions)}</summary>
+                <ActionForm action=rename attr:class="rename">
+                    <input type="hidden" name="conversation_id" value=rename_id/>
+                    <label>
+                        {lang.t(Text::Title)}
+                        <input type="text" name="title" value=conversation.title.clone() required maxlength="200"/>
+                    </label>
+                    <button type="submit">{lang.t(Text::Rename)}</button>
+                </ActionForm>
+                <ActionForm action=delete attr:class="delete">
+                    <input type="hidden" name="conversation_id" value=delete_id/>
+                    <p class="hint">{lang.t(Text::DeleteHint)}</p>
+                    <button type="submit" class="danger" disabled=working>{lang.t(Text::Delete)}</button>
+                </ActionForm>
+            </details>
+        </div>
         <ol class="messages" aria-live="polite" data-status=conversation.status.as_str()>
             {conversation
                 .messages
@@ -135,13 +163,13 @@ fn Conversation(
         </ol>
         {working.then(|| view! { <p class="working" role="status">{lang.t(Text::Working)}</p> })}
         {conversation.error.map(|error| view! { <p class="error notice" role="alert">{error}</p> })}
-        {conversation.question.map(|question| view! { <ReplyOptions conversation_id=id.clone() question answer/> })}
-        {conversation.card.map(|card| view! { <ApprovalCard conversation_id=id.clone() card decide/> })}
+        {conversation.question.map(|question| view! { <ReplyOptions conversation_id=question_id question answer/> })}
+        {conversation.card.map(|card| view! { <ApprovalCard conversation_id=card_id card decide/> })}
         {failed
             .then(|| {
                 view! {
                     <ActionForm action=retry attr:class="retry">
-                        <input type="hidden" name="conversation_id" value=id.clone()/>
+                        <input type="hidden" name="conversation_id" value=id/>
                         <button type="submit">{lang.t(Text::Retry)}</button>
                     </ActionForm>
                 }

@@ -97,3 +97,35 @@ async fn bad_messages_get_a_clear_error_and_change_nothing() {
     assert!(conversation["messages"].as_array().unwrap().is_empty());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_conversation_is_renamed_and_deleted_by_its_owner_only() {
+    let provider = GatedProvider::new();
+    let server = TestServer::start_with(provider.clone()).await;
+    let client = server.signed_in("demo").await;
+    let intruder = server.signed_in("mallory").await;
+    let id = client.create_conversation().await;
+
+    let (status, _) = client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "  Flour orders ")]).await;
+    assert_eq!(status, 200);
+    let (status, body) = client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "   ")]).await;
+    assert_eq!((status, body), (422, serde_json::json!({ "Invalid": "ErrorEmptyTitle" })));
+    let (status, _) = intruder.call_json("rename_conversation", &[("conversation_id", &id), ("title", "Mine")]).await;
+    assert_eq!(status, 404);
+    assert_eq!(client.conversation(&id).await.1["title"], "Flour orders");
+
+    // Not while the assistant works on it.
+    client.call_json("send_message", &[("conversation_id", &id), ("content", "hello")]).await;
+    let (status, _) = client.call_json("delete_conversation", &[("conversation_id", &id)]).await;
+    assert_eq!(status, 409);
+    provider.gate.add_permits(1);
+    client.settled_conversation(&id).await;
+
+    let (status, _) = intruder.call_json("delete_conversation", &[("conversation_id", &id)]).await;
+    assert_eq!(status, 404);
+    let (status, _) = client.call_json("delete_conversation", &[("conversation_id", &id)]).await;
+    assert_eq!(status, 200);
+    assert_eq!(client.conversation(&id).await.0, 404);
+    assert!(server.store().messages(&id).await.unwrap().is_empty(), "the messages went with it");
+    server.stop().await;
+}

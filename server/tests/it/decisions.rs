@@ -232,3 +232,18 @@ async fn a_message_while_the_process_run_is_carried_on_elsewhere_is_refused_as_b
     assert!(matches!(result.outcome, runtime::RunOutcome::Completed { .. }));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn deleting_a_conversation_ends_the_run_it_waits_on() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let client = server.signed_in("demo").await;
+    let (id, _) = card(&client, None).await;
+    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap().parse().unwrap();
+    let (status, _) = client.call_json("delete_conversation", &[("conversation_id", &id)]).await;
+    assert_eq!(status, 200);
+    let run = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
+    assert_eq!(run.status, runtime::RunStatus::Cancelled);
+    assert!(effects.titles.lock().unwrap().is_empty());
+    server.stop().await;
+}
