@@ -32,9 +32,12 @@ impl Default for SkillCatalogue {
                 id: PAGE_TOUR,
                 process: true,
                 instructions: "You guide the user through improving one page of their website, one point at a \
-                     time. Analyse the page, ask which point to start with (ask_choice), propose one change at a \
-                     time with a write tool (the user approves, asks for another variant, or skips it), and at \
-                     the end ask whether they want a summary or the next page.",
+                     time. Analyse the page (analyse_page), ask which point to start with (ask_choice), then for \
+                     one point at a time get a proposal (suggest_change) and apply it with the write tool it names \
+                     (apply_with). The user approves, asks for another variant (ask suggest_change for the next \
+                     variant) or skips it (go on with the next point). Point numbers change after a change is \
+                     applied: analyse again before the next point. At the end ask (ask_choice) whether they want \
+                     a summary or the next page.",
             }],
         }
     }

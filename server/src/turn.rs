@@ -262,6 +262,10 @@ impl Turns {
         }
         let mut request = RunRequest::new(owner(conversation), CHAT_CONFIGURATION, messages);
         request.process = self.skills.is_process_run(conversation);
+        // A tour step (analyse, suggest, write) takes several rounds before it pauses.
+        if request.process {
+            request.max_rounds = Some(10);
+        }
         Ok(request)
     }
 }

@@ -66,7 +66,9 @@ async fn crafted_answers_get_a_clear_error_and_change_nothing() {
     let (id, before) = asked(&client, "ask me").await;
     let digest = digest(&before);
 
-    let refusals: Vec<(Vec<(&str, &str)>, u16, &str)> = vec![
+    // (extra form fields, expected status, expected error)
+    type Refusal<'a> = (Vec<(&'a str, &'a str)>, u16, &'a str);
+    let refusals: Vec<Refusal> = vec![
         (vec![("choice", "\"Delete everything\"")], 422, "AnswerNotOffered"),
         (vec![("choice", "1")], 422, "AnswerNotOffered"),
         (vec![("choice", "not json")], 422, "AnswerNotOffered"),
