@@ -9,13 +9,10 @@ use crate::model::{ConversationSummary, ConversationView, SessionView};
 
 #[server(endpoint = "login")]
 pub async fn login(username: String, password: String) -> Result<(), AppError> {
-    use crate::backend::{backend, fail, SESSION_COOKIE};
+    use crate::backend::{backend, fail, session_cookie};
     let session = backend()?.login(&username, &password).await.map_err(fail)?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
-    let cookie = format!(
-        "{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}",
-        session.token, session.max_age_seconds
-    );
+    let cookie = session_cookie(&session.token, session.max_age_seconds);
     if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
         response.append_header(axum::http::header::SET_COOKIE, value);
     }
@@ -25,12 +22,12 @@ pub async fn login(username: String, password: String) -> Result<(), AppError> {
 
 #[server(endpoint = "logout")]
 pub async fn logout() -> Result<(), AppError> {
-    use crate::backend::{backend, fail, session_token, SESSION_COOKIE};
+    use crate::backend::{backend, fail, session_cookie, session_token};
     if let Some(token) = session_token() {
         backend()?.logout(&token).await.map_err(fail)?;
     }
     let response = expect_context::<leptos_axum::ResponseOptions>();
-    let cookie = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0");
+    let cookie = session_cookie("", 0);
     if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
         response.append_header(axum::http::header::SET_COOKIE, value);
     }

@@ -91,6 +91,25 @@ pub fn request_lang() -> crate::i18n::Lang {
         .unwrap_or_default()
 }
 
+/// Whether the browser reached us over TLS (directly or through a proxy that says so), so the
+/// session cookie can be marked `Secure`.
+pub fn request_is_https() -> bool {
+    use_context::<axum::http::request::Parts>().is_some_and(|parts| {
+        parts.uri.scheme_str() == Some("https")
+            || parts
+                .headers
+                .get("x-forwarded-proto")
+                .and_then(|value| value.to_str().ok())
+                .is_some_and(|proto| proto.eq_ignore_ascii_case("https"))
+    })
+}
+
+/// The `Set-Cookie` value for the session cookie (`Max-Age=0` removes it).
+pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
+    let secure = if request_is_https() { "; Secure" } else { "" };
+    format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_seconds}{secure}")
+}
+
 /// The raw session token of this request, if it carries one.
 pub fn session_token() -> Option<String> {
     let parts = use_context::<axum::http::request::Parts>()?;

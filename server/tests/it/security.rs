@@ -101,3 +101,25 @@ async fn signing_out_ends_the_session() {
     assert_eq!(status, 401);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_session_cookie_is_http_only_and_secure_behind_tls() {
+    let server = TestServer::start().await;
+    let client = server.client();
+    let plain = client.call("login", &[("username", "demo"), ("password", crate::harness::PASSWORD)]).await;
+    let cookie = plain.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
+    assert!(!cookie.contains("Secure"), "plain HTTP cannot keep a Secure cookie: {cookie}");
+
+    let proxied = client
+        .http
+        .post(format!("{}/api/login", server.base))
+        .header("x-forwarded-proto", "https")
+        .form(&[("username", "demo"), ("password", crate::harness::PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    let cookie = proxied.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    server.stop().await;
+}
