@@ -378,4 +378,6 @@ fn label_from_name(name: &str) -> String {
 }
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;
