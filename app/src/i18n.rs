@@ -160,6 +160,7 @@ catalogue! {
     ChatAboutPage => "Chat about this page", "Chat zu dieser Seite";
     PageNotFound => "This page does not exist.", "Diese Seite gibt es nicht.";
     TourFirstMessage => "Guide me through this page, one point at a time.", "Führe mich Punkt für Punkt durch diese Seite.";
+    HandBackInputNotTaken => "The answer could not be delivered, so it was not taken. Answer again.", "Die Antwort konnte nicht zugestellt werden, deshalb wurde sie nicht übernommen. Bitte erneut antworten.";
     HandBackUnknown => "The decision could not be carried out. Check the card and decide again.", "Die Entscheidung konnte nicht ausgeführt werden. Bitte die Karte prüfen und erneut entscheiden.";
     // Reply options
     ReplyOptions => "Reply options", "Antwortmöglichkeiten";

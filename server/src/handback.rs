@@ -4,27 +4,29 @@
 use app::i18n::{Lang, Text};
 use runtime::Refusal;
 
-/// The stored code for a refused answer, if the refusal hands the question back. `None`: the
-/// refusal is not one the reader can answer again (the turn fails instead).
-pub fn input_code(refusal: &Refusal) -> Option<&'static str> {
-    Some(match refusal {
+/// The stored code for a refused answer. Every refusal hands the question back: the runtime
+/// leaves the run waiting in each case, so the reader can answer again (or write a message).
+pub fn input_code(refusal: &Refusal) -> &'static str {
+    match refusal {
         Refusal::StaleTurn => "input_stale",
         Refusal::InvalidSubmission(_) => "input_invalid",
         Refusal::SubmitterNotPermitted => "input_not_permitted",
         Refusal::AlreadyResuming => "input_already_resuming",
         Refusal::ConfigurationInactive => "input_config_off",
         Refusal::NotWaiting { .. } => "not_awaiting_input",
+        // Not expected from the chat (the owner submits, in the chat), or a store failure: the
+        // sentence says only that the answer was not taken.
         Refusal::AccessDenied
         | Refusal::InitiatorOnly
         | Refusal::CorruptState
         | Refusal::ApproverNotPermitted
-        | Refusal::Unavailable(_) => return None,
-    })
+        | Refusal::Unavailable(_) => "input_not_taken",
+    }
 }
 
-/// The stored code for a refused decision, if the refusal hands the card back.
-pub fn approval_code(refusal: &Refusal) -> Option<&'static str> {
-    Some(match refusal {
+/// The stored code for a refused decision; every refusal hands the card back.
+pub fn approval_code(refusal: &Refusal) -> &'static str {
+    match refusal {
         Refusal::StaleTurn => "stale_turn",
         Refusal::AlreadyResuming => "already_resuming",
         Refusal::ApproverNotPermitted => "approver_not_permitted",
@@ -35,8 +37,8 @@ pub fn approval_code(refusal: &Refusal) -> Option<&'static str> {
         | Refusal::CorruptState
         | Refusal::SubmitterNotPermitted
         | Refusal::InvalidSubmission(_)
-        | Refusal::Unavailable(_) => return None,
-    })
+        | Refusal::Unavailable(_) => "decision_failed",
+    }
 }
 
 /// The sentence for a stored code, in the reader's language.
@@ -54,6 +56,7 @@ pub fn sentence(code: &str, lang: Lang) -> &'static str {
         "configuration_inactive" => Text::HandBackConfigurationInactive,
         "not_awaiting_approval" => Text::HandBackNotAwaitingApproval,
         "decision_failed" => Text::HandBackUnknown,
+        "input_not_taken" => Text::HandBackInputNotTaken,
         "not_delivered" => Text::HandBackNotDelivered,
         "provider_failed" | "retries_exhausted" => Text::ErrorProviderFailed,
         _ => Text::ErrorTurnFailed,
@@ -77,7 +80,7 @@ mod tests {
         ];
         let mut codes = Vec::new();
         for refusal in &refusals {
-            let code = input_code(refusal).expect("a hand-back");
+            let code = input_code(refusal);
             for lang in Lang::ALL {
                 assert_ne!(sentence(code, lang), lang.t(Text::ErrorTurnFailed), "{code} has no sentence");
             }
@@ -87,15 +90,15 @@ mod tests {
         codes.sort();
         codes.dedup();
         assert_eq!(codes.len(), 6);
-        assert_eq!(input_code(&Refusal::AccessDenied), None);
-        assert_eq!(input_code(&Refusal::CorruptState), None);
+        assert_eq!(input_code(&Refusal::AccessDenied), "input_not_taken");
+        assert_ne!(sentence("input_not_taken", Lang::De), Lang::De.t(Text::ErrorTurnFailed));
     }
 
     #[test]
     fn approval_refusals_map_to_their_own_codes() {
-        assert_eq!(approval_code(&Refusal::StaleTurn), Some("stale_turn"));
-        assert_eq!(approval_code(&Refusal::ApproverNotPermitted), Some("approver_not_permitted"));
-        assert_eq!(approval_code(&Refusal::InitiatorOnly), None);
+        assert_eq!(approval_code(&Refusal::StaleTurn), "stale_turn");
+        assert_eq!(approval_code(&Refusal::ApproverNotPermitted), "approver_not_permitted");
+        assert_eq!(approval_code(&Refusal::InitiatorOnly), "decision_failed");
         for code in ["stale_turn", "already_resuming", "approver_not_permitted", "configuration_inactive", "not_awaiting_approval"] {
             assert_ne!(sentence(code, Lang::De), Lang::De.t(Text::ErrorTurnFailed));
         }

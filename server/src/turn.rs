@@ -196,22 +196,16 @@ impl Turns {
         }
     }
 
+    /// Every refusal leaves the run waiting, so the question or card comes back with the reason.
     async fn refused(
         &self,
         conversation: &ConversationRow,
         back_to: &str,
-        code: Option<&'static str>,
+        code: &'static str,
         refusal: &Refusal,
     ) -> Result<(), TurnError> {
         tracing::warn!(conversation = %conversation.id, refusal = refusal.code(), "runtime refused a recorded answer or decision");
-        match code {
-            Some(code) => {
-                self.store.hand_back(&conversation.id, back_to, Some(code)).await?;
-            }
-            None => {
-                self.store.fail_conversation(&conversation.id, "decision_failed").await?;
-            }
-        }
+        self.store.hand_back(&conversation.id, back_to, Some(code)).await?;
         Ok(())
     }
 
