@@ -112,11 +112,17 @@ pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
 
 /// The raw session token of this request, if it carries one.
 pub fn session_token() -> Option<String> {
-    let parts = use_context::<axum::http::request::Parts>()?;
-    let header = parts.headers.get(axum::http::header::COOKIE)?.to_str().ok()?;
-    header.split(';').find_map(|pair| {
-        let (name, value) = pair.trim().split_once('=')?;
-        (name == SESSION_COOKIE).then(|| value.to_string())
+    session_token_in(&use_context::<axum::http::request::Parts>()?.headers)
+}
+
+/// The session token among a request's cookies; the one reading of the cookie, shared with the
+/// server's session middleware.
+pub fn session_token_in(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers.get_all(axum::http::header::COOKIE).iter().find_map(|value| {
+        value.to_str().ok()?.split(';').find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == SESSION_COOKIE).then(|| value.to_string())
+        })
     })
 }
 

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use app::backend::{CurrentUser, SESSION_COOKIE};
+use app::backend::{session_token_in, CurrentUser};
 
 use crate::store::Store;
 
@@ -48,19 +48,10 @@ pub fn random_password() -> String {
     hex::encode(bytes)
 }
 
-fn session_cookie(request: &Request) -> Option<String> {
-    request.headers().get_all(header::COOKIE).iter().find_map(|value| {
-        value.to_str().ok()?.split(';').find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == SESSION_COOKIE).then(|| value.to_string())
-        })
-    })
-}
-
 /// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
 /// user and send the visitor to the sign-in page without one; server functions answer 401 themselves.
 pub async fn sessions(State(store): State<Store>, mut request: Request, next: Next) -> Response {
-    let user = match session_cookie(&request) {
+    let user = match session_token_in(request.headers()) {
         Some(token) => match store.user_for_session(&token_hash(&token)).await {
             Ok(found) => found.map(|row| CurrentUser {
                 id: row.id,
