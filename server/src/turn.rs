@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use app::input_form::InputPauseForm;
 use runtime::{
-    Actor, ApprovalDecision, ChatMessage, DenialReason, InputSubmission, PauseView, Refusal, RunOutcome, RunRequest,
+    Actor, ApprovalDecision, ChatMessage, DenialReason, InputPause, InputSubmission, PauseView, Refusal, RunOutcome, RunRequest,
     RunResult, RunStatus, Runtime, RuntimeError,
 };
 use uuid::Uuid;
@@ -103,10 +103,7 @@ impl Turns {
             // Another segment carries it; if that one died, the reaper queues the run again.
             RunStatus::Running => {}
             RunStatus::WaitingForInput | RunStatus::WaitingForApproval => match view.pause {
-                Some(PauseView::Input(pause)) => {
-                    let question = InputPauseForm::parse(&pause.schema).question().to_string();
-                    self.store.settle(&conversation.id, &run, Settle::AwaitingInput { question: Some(&question) }).await?;
-                }
+                Some(PauseView::Input(pause)) => self.settle_question(&conversation.id, &run, &pause).await?,
                 Some(PauseView::Approval(_)) => {
                     self.store.settle(&conversation.id, &run, Settle::AwaitingApproval).await?;
                 }
@@ -216,10 +213,7 @@ impl Turns {
             RunOutcome::Completed { answer, .. } => {
                 self.store.settle(conversation_id, &run, Settle::Answered { answer: &answer }).await?;
             }
-            RunOutcome::AwaitingInput { pause } => {
-                let question = InputPauseForm::parse(&pause.schema).question().to_string();
-                self.store.settle(conversation_id, &run, Settle::AwaitingInput { question: Some(&question) }).await?;
-            }
+            RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, &run, &pause).await?,
             RunOutcome::AwaitingApproval { .. } => {
                 self.store.settle(conversation_id, &run, Settle::AwaitingApproval).await?;
             }
@@ -233,6 +227,14 @@ impl Turns {
             // holds the run now will record it.
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Parks the conversation on a question, which joins the transcript as the assistant's line
+    /// in the wording the reply options are read with.
+    async fn settle_question(&self, conversation_id: &str, run: &str, pause: &InputPause) -> Result<(), TurnError> {
+        let question = InputPauseForm::parse(&pause.schema).question().to_string();
+        self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }).await?;
         Ok(())
     }
 
