@@ -10,6 +10,8 @@ pub struct Config {
     pub site_root: String,
     /// Password for the demo user created on first start; random (and printed) when unset.
     pub demo_password: Option<String>,
+    /// Off for a web-only process when another process runs the background worker.
+    pub worker: bool,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -20,6 +22,8 @@ pub enum ConfigError {
     MissingValue(String),
     #[error("'{value}' is not a valid address for {name} (expected e.g. 127.0.0.1:3000)")]
     BadAddress { name: String, value: String },
+    #[error("'{value}' is not a valid value for {name} (expected on or off)")]
+    BadSwitch { name: String, value: String },
     #[error("{name} must not be empty")]
     Empty { name: String },
     #[error("{0}")]
@@ -33,6 +37,8 @@ Options (each also read from the environment variable in brackets):
   --database PATH   SQLite file [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
   --address ADDR    listen address [TOURGUIDE_ADDRESS or LEPTOS_SITE_ADDR] (default 127.0.0.1:3000)
   --site-root DIR   built site with pkg/ [LEPTOS_SITE_ROOT] (default target/site)
+  --worker on|off   run the background worker in this process [TOURGUIDE_WORKER] (default on;
+                    off for a web-only process while another one carries the runs on)
   --help            this text
 
 The demo user's password comes from TOURGUIDE_DEMO_PASSWORD; without it a random one is printed
@@ -46,6 +52,7 @@ impl Config {
         let mut database = env("TOURGUIDE_DATABASE");
         let mut address = env("TOURGUIDE_ADDRESS").or_else(|| env("LEPTOS_SITE_ADDR"));
         let mut site_root = env("LEPTOS_SITE_ROOT");
+        let mut worker = env("TOURGUIDE_WORKER");
         let mut args = args.into_iter();
         while let Some(argument) = args.next() {
             let (name, inline) = match argument.split_once('=') {
@@ -56,6 +63,7 @@ impl Config {
                 "--database" => &mut database,
                 "--address" => &mut address,
                 "--site-root" => &mut site_root,
+                "--worker" => &mut worker,
                 "--help" | "-h" => return Err(ConfigError::Help(HELP.to_string())),
                 _ => return Err(ConfigError::UnknownArgument(argument)),
             };
@@ -78,11 +86,17 @@ impl Config {
         if site_root.trim().is_empty() {
             return Err(ConfigError::Empty { name: "the site root".into() });
         }
+        let worker = match worker.as_deref().map(str::trim) {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => return Err(ConfigError::BadSwitch { name: "the worker".into(), value: other.to_string() }),
+        };
         Ok(Config {
             database_path: PathBuf::from(database),
             address,
             site_root,
             demo_password: env("TOURGUIDE_DEMO_PASSWORD").filter(|value| !value.is_empty()),
+            worker,
         })
     }
 }
@@ -105,6 +119,14 @@ mod tests {
         assert_eq!(config.database_path, PathBuf::from("./data/tourguide.db"));
         assert_eq!(config.address.to_string(), "127.0.0.1:3000");
         assert_eq!(config.site_root, "target/site");
+        assert!(config.worker);
+    }
+
+    #[test]
+    fn the_worker_can_be_left_to_another_process() {
+        assert!(!parse(&[("TOURGUIDE_WORKER", "off")], &[]).unwrap().worker);
+        assert!(parse(&[("TOURGUIDE_WORKER", "off")], &["--worker", "on"]).unwrap().worker);
+        assert!(matches!(parse(&[], &["--worker=maybe"]).unwrap_err(), ConfigError::BadSwitch { .. }));
     }
 
     #[test]

@@ -207,12 +207,17 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         services.provider,
         services.runtime_settings,
     ));
-    // Nothing runs in this process yet: a job or a run segment marked running belongs to a
-    // process that is gone (a crash, a kill -9). Queue them again now rather than after a lease.
-    let requeued = store.requeue_all_running_jobs().await?;
-    let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
-    if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
-        tracing::info!(requeued, runs_requeued = reaped.requeued.len(), runs_failed = reaped.failed.len(), "recovered interrupted work");
+    let run_worker = config.worker && services.start_worker;
+    if run_worker {
+        // The worker process is the only one that carries work on, and it has not started yet: a
+        // job or a run segment marked running belongs to a process that is gone (a crash, a
+        // kill -9). Queue them again now rather than after a lease. A web-only process must not:
+        // the work it would requeue may be running in the worker process.
+        let requeued = store.requeue_all_running_jobs().await?;
+        let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
+        if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
+            tracing::info!(requeued, runs_requeued = reaped.requeued.len(), runs_failed = reaped.failed.len(), "recovered interrupted work");
+        }
     }
 
     let leptos_options = LeptosOptions::builder()
@@ -226,7 +231,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let worker_handle = WorkerHandle::default();
     let events = ConversationEvents::new(shutdown_receiver.clone());
     let turns = Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
-    let worker = if services.start_worker {
+    let worker = if run_worker {
         Worker::new(turns, worker_handle.clone()).spawn(shutdown_receiver.clone())
     } else {
         tokio::spawn(async {})

@@ -39,6 +39,7 @@ impl TestServer {
             address: "127.0.0.1:0".parse().unwrap(),
             site_root: dir.path().join("site").display().to_string(),
             demo_password: Some(PASSWORD.to_string()),
+            worker: true,
         };
         let running = server::serve(&config, services).await.expect("server starts");
         let base = format!("http://{}", running.address);

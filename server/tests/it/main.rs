@@ -6,6 +6,7 @@ mod harness;
 mod questions;
 mod scripted;
 mod chat;
+mod crash;
 mod security;
 mod startup;
 mod tour;

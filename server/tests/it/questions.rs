@@ -291,22 +291,27 @@ async fn a_deactivated_configuration_hands_the_question_back() {
 }
 
 #[tokio::test]
-async fn two_answers_at_once_are_recorded_exactly_once() {
+async fn two_clients_answering_at_once_are_recorded_exactly_once() {
     let effects = Effects::default();
     let server = server(&effects).await;
-    let client = server.signed_in("demo").await;
-    let (id, conversation) = asked(&client, "ask me").await;
-    let digest = digest(&conversation);
-    let title = [("conversation_id", id.as_str()), ("digest", digest.as_str()), ("choice", "\"Title\"")];
-    let links = [("conversation_id", id.as_str()), ("digest", digest.as_str()), ("choice", "\"Links\"")];
-    let (first, second) = tokio::join!(client.call_json("answer", &title), client.call_json("answer", &links));
-    let mut statuses = [first.0, second.0];
-    statuses.sort();
-    assert_eq!(statuses, [200, 409], "{first:?} {second:?}");
-    let conversation = client.settled_conversation(&id).await;
-    let answers: Vec<String> = texts(&conversation).into_iter().filter(|t| t == "Title" || t == "Links").collect();
-    assert_eq!(answers.len(), 1, "{conversation}");
-    assert_eq!(texts(&conversation).last().unwrap(), &format!("Done: The user picked: {}", answers[0]));
+    // Two browsers signed in as the same person, each with its own session.
+    let laptop = server.signed_in("demo").await;
+    let phone = server.signed_in("demo").await;
+    for round in 0..5 {
+        let (id, conversation) = asked(&laptop, "ask me").await;
+        let digest = digest(&conversation);
+        let title = [("conversation_id", id.as_str()), ("digest", digest.as_str()), ("choice", "\"Title\"")];
+        let links = [("conversation_id", id.as_str()), ("digest", digest.as_str()), ("choice", "\"Links\"")];
+        let (first, second) = tokio::join!(laptop.call_json("answer", &title), phone.call_json("answer", &links));
+        let mut statuses = [first.0, second.0];
+        statuses.sort();
+        assert_eq!(statuses, [200, 409], "round {round}: {first:?} {second:?}");
+        let winner = if first.0 == 200 { "Title" } else { "Links" };
+        let conversation = laptop.settled_conversation(&id).await;
+        let answers: Vec<String> = texts(&conversation).into_iter().filter(|t| t == "Title" || t == "Links").collect();
+        assert_eq!(answers, vec![winner.to_string()], "round {round}: {conversation}");
+        assert_eq!(texts(&conversation).last().unwrap(), &format!("Done: The user picked: {winner}"));
+    }
     server.stop().await;
 }
 
