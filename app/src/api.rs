@@ -66,6 +66,14 @@ pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> 
     backend()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)
 }
 
+/// The cheap poll: `after` is the number of messages the client already shows.
+#[server(endpoint = "poll")]
+pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {
+    use crate::backend::{backend, current_user, fail};
+    let user = current_user().map_err(fail)?;
+    backend()?.poll(&user, &id, after, crate::backend::request_lang()).await.map_err(fail)
+}
+
 #[server(endpoint = "send_message")]
 pub async fn send_message(conversation_id: String, content: String) -> Result<(), AppError> {
     use crate::backend::{backend, current_user, fail};

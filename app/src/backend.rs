@@ -35,6 +35,13 @@ pub trait ChatBackend: Send + Sync + 'static {
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError>;
     async fn create_conversation(&self, user: &CurrentUser, skill: Option<&str>) -> Result<String, AppError>;
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: crate::i18n::Lang) -> Result<ConversationView, AppError>;
+    async fn poll(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        after: usize,
+        lang: crate::i18n::Lang,
+    ) -> Result<crate::model::PollView, AppError>;
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
     async fn answer(
         &self,

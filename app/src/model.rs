@@ -60,6 +60,16 @@ pub struct MessageView {
     pub html: Option<String>,
 }
 
+/// What a poll returns. On the fast path (the turn is still working and no message came since
+/// the client's count) only the status and the count, without reading a message; otherwise the
+/// whole conversation, so the first poll that sees a question or a card carries it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PollView {
+    pub status: ConversationStatus,
+    pub total: usize,
+    pub conversation: Option<ConversationView>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConversationView {
     pub id: String,

@@ -37,6 +37,21 @@ test("sign in, start a conversation, send a message and see the demo reply", asy
   expect(errors).toEqual([]);
 });
 
+test("without the event stream the reply still arrives by polling", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  // A proxy that drops server-sent events: the panel falls back to polling.
+  await page.route("**/events/**", (route) => route.abort());
+  await signIn(page);
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await waitForHydration(page);
+
+  await page.getByLabel("Message").fill("Are you there?");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(page.locator(".messages .message.assistant")).toContainText("You said: \u201cAre you there?\u201d");
+  expect(errors).toEqual([]);
+});
+
 test("a wrong password is refused with a message", async ({ page }) => {
   await page.goto("/login");
   await waitForHydration(page);

@@ -12,7 +12,7 @@ use app::backend::{ChatBackend, CurrentUser, NewSession};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::input_form::{InputAnswer, InputPauseForm, YesNo};
-use app::model::{
+use app::model::{PollView, 
     ApprovalCardView, CardAnswers, CardDecision, ConversationStatus, ConversationSummary, ConversationView,
     BlockView, MessageRole, MessageView, PageSummaryView, PageView, PendingCallView, QuestionView, SessionView,
 };
@@ -125,12 +125,14 @@ impl ChatService {
     /// Hands a recorded answer or decision back when no worker took it: the conversation has been
     /// `processing` for longer than the grace period, no job exists for it, and the run still
     /// waits. Runs on every read of the conversation, so the reader never waits on a lost dispatch.
-    pub async fn reconcile(&self, row: &ConversationRow) -> Result<bool, AppError> {
-        if row.status != "processing" || row.approval_decision.is_none() {
-            return Ok(false);
-        }
+    /// A recorded answer or decision that sat past the grace period may have lost its job.
+    fn may_need_reconcile(&self, row: &ConversationRow) -> bool {
         let age = crate::store::now().saturating_sub(row.updated_at);
-        if age < self.reconcile_grace.as_secs() as i64 {
+        row.status == "processing" && row.approval_decision.is_some() && age >= self.reconcile_grace.as_secs() as i64
+    }
+
+    pub async fn reconcile(&self, row: &ConversationRow) -> Result<bool, AppError> {
+        if !self.may_need_reconcile(row) {
             return Ok(false);
         }
         if self.store.has_job(&row.id).await.map_err(internal)? {
@@ -230,6 +232,20 @@ impl ChatBackend for ChatService {
         let id = Uuid::new_v4().to_string();
         self.store.create_conversation(&id, user.id, UNTITLED, skill, None).await.map_err(internal)?;
         Ok(id)
+    }
+
+    async fn poll(&self, user: &CurrentUser, id: &str, after: usize, lang: Lang) -> Result<PollView, AppError> {
+        let row = self.owned(user, id).await?;
+        // Only a working turn takes the fast path: a pause must reach the client with its question
+        // or card on the first poll that sees it, and a candidate for reconcile must be looked at.
+        if after > 0 && row.status == "processing" && !self.may_need_reconcile(&row) {
+            let total = self.store.message_count(&row.id).await.map_err(internal)?;
+            if usize::try_from(total).is_ok_and(|total| total == after) {
+                return Ok(PollView { status: ConversationStatus::Processing, total: after, conversation: None });
+            }
+        }
+        let view = self.conversation(user, id, lang).await?;
+        Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) })
     }
 
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {

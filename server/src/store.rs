@@ -255,6 +255,14 @@ impl Store {
         .await?)
     }
 
+    /// Counted on the `(conversation_id, id)` index alone: the poll's fast path reads no message.
+    pub async fn message_count(&self, conversation_id: &str) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = ?")
+            .bind(conversation_id)
+            .fetch_one(&self.pool)
+            .await?)
+    }
+
     pub async fn messages(&self, conversation_id: &str) -> Result<Vec<MessageRow>, StoreError> {
         Ok(sqlx::query_as::<_, MessageRow>(
             "SELECT id, role, content, notice FROM messages WHERE conversation_id = ? ORDER BY id",

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-use crate::api::{get_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage};
+use crate::api::{get_conversation, poll_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage};
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
@@ -34,6 +34,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
+    let fast_polls = StoredValue::new(0u64);
     #[cfg(feature = "hydrate")]
     listen(conversation_id, poll, live);
 
@@ -62,13 +63,12 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
         if let Some(ConversationChanged(signal)) = changed {
             signal.update(|tick| *tick += 1);
         }
-        let processing = current
-            .and_then(|result| result.ok())
-            .flatten()
-            .is_some_and(|view| view.status == ConversationStatus::Processing);
-        if processing {
-            let interval = if live.get_untracked() { POLL_INTERVAL_LIVE } else { POLL_INTERVAL };
-            set_timeout(move || poll.update(|tick| *tick += 1), interval);
+        // Every load starts a new round of polls and retires the one before it.
+        let round = fast_polls.get_value() + 1;
+        fast_polls.set_value(round);
+        let working = current.and_then(|result| result.ok()).flatten().filter(|view| view.status == ConversationStatus::Processing);
+        if let Some(view) = working {
+            poll_until_changed(FastPoll { id: view.id, known: view.messages.len(), round, rounds: fast_polls, poll, live });
         }
     });
 
@@ -216,6 +216,39 @@ fn EmptyState() -> impl IntoView {
             <p>{lang.t(Text::WelcomeBody)}</p>
         </div>
     }
+}
+
+/// One round of cheap polls while the assistant works: each asks only "anything new since
+/// `known` messages?", and the first answer that says yes (or fails) loads the conversation.
+struct FastPoll {
+    id: String,
+    known: usize,
+    round: u64,
+    rounds: StoredValue<u64>,
+    poll: RwSignal<u64>,
+    live: RwSignal<bool>,
+}
+
+fn poll_until_changed(state: FastPoll) {
+    let interval = if state.live.get_untracked() { POLL_INTERVAL_LIVE } else { POLL_INTERVAL };
+    set_timeout(
+        move || {
+            leptos::task::spawn_local(async move {
+                if state.rounds.try_get_value() != Some(state.round) {
+                    return;
+                }
+                match poll_conversation(state.id.clone(), state.known).await {
+                    Ok(crate::model::PollView { conversation: None, .. }) => poll_until_changed(state),
+                    _ => {
+                        if state.rounds.try_get_value() == Some(state.round) {
+                            state.poll.update(|tick| *tick += 1);
+                        }
+                    }
+                }
+            })
+        },
+        interval,
+    );
 }
 
 /// Opens the conversation's event stream in the browser; every "changed" loads it again.

@@ -129,3 +129,34 @@ async fn a_conversation_is_renamed_and_deleted_by_its_owner_only() {
     assert!(server.store().messages(&id).await.unwrap().is_empty(), "the messages went with it");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_poll_while_the_turn_works_takes_the_fast_path_and_a_change_brings_the_whole_conversation() {
+    let provider = GatedProvider::new();
+    let server = TestServer::start_with(provider.clone()).await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
+
+    let (status, fast) = client.call_json("poll", &[("id", &id), ("after", "1")]).await;
+    assert_eq!(status, 200, "{fast}");
+    assert_eq!(fast, serde_json::json!({ "status": "processing", "total": 1, "conversation": null }));
+    // A client that knows less (or nothing) gets everything.
+    let (_, full) = client.call_json("poll", &[("id", &id), ("after", "0")]).await;
+    assert_eq!(full["conversation"]["messages"][0]["content"], "first");
+
+    provider.gate.add_permits(1);
+    client.settled_conversation(&id).await;
+    let (_, changed) = client.call_json("poll", &[("id", &id), ("after", "1")]).await;
+    assert_eq!(changed["status"], "idle");
+    assert_eq!(changed["total"], 2);
+    assert_eq!(changed["conversation"]["messages"][1]["content"], "released after 2 messages");
+
+    // The fast path checks ownership like every other read, and bad input is refused.
+    let intruder = server.signed_in("mallory").await;
+    let (status, _) = intruder.call_json("poll", &[("id", &id), ("after", "2")]).await;
+    assert_eq!(status, 404);
+    let (status, _) = client.call_json("poll", &[("id", &id), ("after", "-1")]).await;
+    assert_eq!(status, 400);
+    server.stop().await;
+}

@@ -354,3 +354,18 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
     assert_eq!(texts(&client.settled_conversation(&id).await).last().unwrap(), "Done: The user picked: Links");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_first_poll_that_sees_a_question_carries_it_whatever_the_client_knows() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let client = server.signed_in("demo").await;
+    let (id, conversation) = asked(&client, "ask me").await;
+    let known = conversation["messages"].as_array().unwrap().len().to_string();
+    // Even a client that already counts every message gets the question, not the fast path.
+    let (status, poll) = client.call_json("poll", &[("id", &id), ("after", &known)]).await;
+    assert_eq!(status, 200, "{poll}");
+    assert_eq!(poll["status"], "awaiting_input");
+    assert_eq!(poll["conversation"]["question"]["digest"], conversation["question"]["digest"]);
+    server.stop().await;
+}
