@@ -32,6 +32,9 @@ pub const UNTITLED: &str = "New conversation";
 /// Longer messages are refused rather than cut, so nothing the user wrote is lost silently.
 pub const MAX_MESSAGE_CHARS: usize = 8_000;
 const TITLE_CHARS: usize = 60;
+/// The sidebar lists this many of the latest conversations; an older one stays reachable by its
+/// address. Without a bound the list (and every page that shows it) grows with the account.
+pub const LIST_LIMIT: i64 = 100;
 
 #[derive(Clone)]
 pub struct ChatService {
@@ -216,7 +219,7 @@ impl ChatBackend for ChatService {
     }
 
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError> {
-        let rows = self.store.conversations_of(user.id).await.map_err(internal)?;
+        let rows = self.store.conversations_of(user.id, LIST_LIMIT).await.map_err(internal)?;
         Ok(rows
             .into_iter()
             .map(|row| ConversationSummary { status: status_of(&row), id: row.id, title: row.title })

@@ -226,11 +226,13 @@ impl Store {
         Ok(())
     }
 
-    pub async fn conversations_of(&self, user_id: i64) -> Result<Vec<ConversationRow>, StoreError> {
+    /// The user's latest conversations, newest first, at most `limit` of them.
+    pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<ConversationRow>, StoreError> {
         Ok(sqlx::query_as::<_, ConversationRow>(
-            select_conversations!("WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC"),
+            select_conversations!("WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?"),
         )
         .bind(user_id)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await?)
     }

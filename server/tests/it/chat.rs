@@ -160,3 +160,33 @@ async fn a_poll_while_the_turn_works_takes_the_fast_path_and_a_change_brings_the
     assert_eq!(status, 400);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn the_list_shows_the_latest_conversations_up_to_its_bound() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let user = server.store().user_by_name("demo").await.unwrap().unwrap();
+    let total = server::chat::LIST_LIMIT + 5;
+    for n in 0..total {
+        // Distinct update times, oldest first, so "latest" is well defined.
+        sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(format!("00000000-0000-4000-8000-{n:012}"))
+            .bind(user.id)
+            .bind(format!("Conversation {n}"))
+            .bind(1_000 + n)
+            .bind(1_000 + n)
+            .execute(server.store().pool())
+            .await
+            .unwrap();
+    }
+    let (status, list) = client.call_json("conversations", &[]).await;
+    assert_eq!(status, 200, "{list}");
+    let titles: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.len() as i64, server::chat::LIST_LIMIT);
+    assert_eq!(titles[0], format!("Conversation {}", total - 1), "newest first");
+    assert!(!titles.contains(&"Conversation 4"), "the oldest ones are left out");
+    // Left out of the list, not out of reach.
+    let (status, _) = client.conversation("00000000-0000-4000-8000-000000000000").await;
+    assert_eq!(status, 200);
+    server.stop().await;
+}
