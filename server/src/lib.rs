@@ -108,10 +108,37 @@ pub fn router(state: AppState, backend: Backend) -> Router {
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn(framework_error_status))
+        .layer(axum::middleware::from_fn(form_bodies_only))
         .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))
         .layer(axum::middleware::from_fn(auth::same_origin))
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .with_state(state)
+}
+
+/// Server functions take their arguments as a form, the way both the WASM client and a plain HTML
+/// form send them. The framework would also read a form out of a `text/plain` body (what a
+/// cross-site form may send without a preflight); refusing every other type keeps that door shut
+/// even behind the origin check.
+async fn form_bodies_only(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    use axum::http::{header, Method, StatusCode};
+    if request.method() == Method::POST && request.uri().path().starts_with("/api/") {
+        let headers = request.headers();
+        let is_form = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(';').next())
+            .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
+        // No length and no chunked encoding is an empty body too (curl -X POST).
+        let empty = match headers.get(header::CONTENT_LENGTH) {
+            Some(length) => length == "0",
+            None => !headers.contains_key(header::TRANSFER_ENCODING),
+        };
+        if !is_form && !empty {
+            return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "Send the arguments as a form (application/x-www-form-urlencoded).")
+                .into_response();
+        }
+    }
+    next.run(request).await
 }
 
 /// Errors raised by the server-function framework itself (a missing or malformed argument) come

@@ -123,3 +123,238 @@ async fn the_session_cookie_is_http_only_and_secure_behind_tls() {
     assert!(cookie.contains("; Secure"), "{cookie}");
     server.stop().await;
 }
+
+/// The session token a sign-in hands out, read from its Set-Cookie header.
+async fn fresh_token(server: &TestServer) -> String {
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let response = client
+        .post(format!("{}/api/login", server.base))
+        .form(&[("username", "demo"), ("password", crate::harness::PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    let cookie = response.headers()["set-cookie"].to_str().unwrap();
+    cookie.split(';').next().unwrap().trim_start_matches("tourguide_session=").to_string()
+}
+
+#[tokio::test]
+async fn a_missing_forged_or_revoked_session_is_refused_everywhere_and_changes_nothing() {
+    let server = TestServer::start().await;
+    let owner = server.signed_in("demo").await;
+    let id = owner.create_conversation().await;
+    let (_, before) = owner.conversation(&id).await;
+
+    let revoked = fresh_token(&server).await;
+    let plain = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let logout = plain
+        .post(format!("{}/api/logout", server.base))
+        .header("cookie", format!("tourguide_session={revoked}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(logout.status().is_success() || logout.status().is_redirection(), "{}", logout.status());
+
+    let forged_cookies = [
+        None,
+        Some(format!("tourguide_session={}", "a".repeat(64))),
+        Some(format!("tourguide_session={revoked}")),
+        Some("tourguide_session=".to_string()),
+        Some("tourguide_session=%00%ff; tourguide_session=../../etc".to_string()),
+    ];
+    for cookie in &forged_cookies {
+        let with = |request: reqwest::RequestBuilder| match cookie {
+            Some(cookie) => request.header("cookie", cookie),
+            None => request,
+        };
+        let api = |name: &str| format!("{}/api/{name}", server.base);
+        let read = with(plain.post(api("conversation"))).form(&[("id", id.as_str())]).send().await.unwrap();
+        assert_eq!(read.status(), 401, "{cookie:?}");
+        let poll = with(plain.post(api("poll"))).form(&[("id", id.as_str()), ("after", "0")]).send().await.unwrap();
+        assert_eq!(poll.status(), 401, "{cookie:?}");
+        let write = with(plain.post(api("send_message")))
+            .form(&[("conversation_id", id.as_str()), ("content", "forged")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(write.status(), 401, "{cookie:?}");
+        let page = with(plain.get(format!("{}/c/{id}", server.base))).send().await.unwrap();
+        assert_eq!(page.status(), 303, "{cookie:?}");
+        assert_eq!(page.headers()["location"], "/login");
+        let events = with(plain.get(format!("{}/events/conversations/{id}", server.base))).send().await.unwrap();
+        assert_eq!(events.status(), 401, "{cookie:?}");
+    }
+    let (_, after) = owner.conversation(&id).await;
+    assert_eq!(after, before, "nothing changed");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn cross_site_requests_are_refused_by_origin_null_and_fetch_metadata() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    let url = format!("{}/api/send_message", server.base);
+    let form = [("conversation_id", id.as_str()), ("content", "forged")];
+    let null_origin = client.http.post(&url).header("origin", "null").form(&form).send().await.unwrap();
+    assert_eq!(null_origin.status(), 403, "a sandboxed frame or data: page");
+    let metadata = client.http.post(&url).header("sec-fetch-site", "cross-site").form(&form).send().await.unwrap();
+    assert_eq!(metadata.status(), 403, "a browser that names the request cross-site, without Origin");
+    let other_port = client
+        .http
+        .post(&url)
+        .header("origin", server.base.replace("127.0.0.1:", "127.0.0.1:1"))
+        .form(&form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other_port.status(), 403, "another port is another origin");
+    let (_, conversation) = client.conversation(&id).await;
+    assert!(conversation["messages"].as_array().unwrap().is_empty());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn wrong_content_types_and_malformed_bodies_are_refused_and_change_nothing() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    let url = format!("{}/api/send_message", server.base);
+    let json_body = serde_json::json!({ "conversation_id": id, "content": "as json" }).to_string();
+    let attempts = [
+        ("application/json", json_body.clone()),
+        ("text/plain", format!("conversation_id={id}&content=as+text")),
+        ("multipart/form-data; boundary=x", format!("--x\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\nhi\r\n--x--")),
+        ("application/x-www-form-urlencoded", "conversation_id=%zz&content=%".to_string()),
+        ("application/x-www-form-urlencoded", format!("conversation_id={id}")),
+        ("application/x-www-form-urlencoded", String::new()),
+    ];
+    for (content_type, body) in attempts {
+        let response = client.http.post(&url).header("content-type", content_type).body(body.clone()).send().await.unwrap();
+        let status = response.status().as_u16();
+        if content_type.starts_with("application/x-www-form-urlencoded") {
+            // A broken or incomplete form: 400, or 404 for an id that decodes to no conversation.
+            assert!(status == 400 || status == 404, "{content_type} {body:?}: {status}");
+        } else {
+            assert_eq!(status, 415, "{content_type} {body:?}");
+        }
+    }
+    let (_, conversation) = client.conversation(&id).await;
+    assert!(conversation["messages"].as_array().unwrap().is_empty(), "{conversation}");
+    assert_eq!(conversation["status"], "idle");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn markup_in_page_content_is_rendered_as_text_and_script_links_are_dropped() {
+    use server::content::{store::ContentStore, Block, NewPage};
+    const PAYLOAD: &str = r#"<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>"#;
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let page = NewPage {
+        slug: "xss".into(),
+        title: format!("Title {PAYLOAD}"),
+        description: format!("Description {PAYLOAD}"),
+        blocks: vec![
+            Block::Heading { level: 1, text: format!("Heading {PAYLOAD}") },
+            Block::Paragraph { text: format!("Paragraph {PAYLOAD}") },
+            Block::Image { src: r#"x" onerror="window.__xss=3"#.into(), alt: format!("Alt {PAYLOAD}") },
+            Block::Link { text: format!("Link {PAYLOAD}"), href: "javascript:window.__xss=4".into() },
+            Block::Link { text: "Data link".into(), href: "data:text/html,<script>window.__xss=5</script>".into() },
+        ],
+    };
+    let id = ContentStore::new(server.store().pool().clone()).create_page(&page).await.unwrap();
+
+    let html = client.http.get(format!("{}/pages/{id}", server.base)).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("Paragraph &lt;img src=x onerror="), "the payload is shown as text");
+    assert!(!html.contains("<script>window.__xss"), "no script element from page content");
+    assert!(!html.contains("<img src=x"), "no image element from page content");
+    let tags = tags_of(&html);
+    for (tag, attributes) in &tags {
+        for (name, value) in attributes {
+            assert!(!name.starts_with("on"), "an event handler attribute on <{tag}>: {name}={value}");
+            if name == "href" || name == "src" {
+                let value = value.to_ascii_lowercase();
+                assert!(!value.starts_with("javascript:") && !value.starts_with("data:"), "<{tag} {name}={value}>");
+            }
+        }
+    }
+    assert!(!tags.iter().any(|(tag, _)| tag == "img"), "no image element from page content");
+    // The framework's own scripts (hydration, serialised data that also carries the payload) all
+    // bear the page's nonce; a script element that came from page content would not.
+    let nonces: Vec<Option<&String>> = tags
+        .iter()
+        .filter(|(tag, _)| tag == "script")
+        .map(|(_, attributes)| attributes.iter().find(|(name, _)| name == "nonce").map(|(_, value)| value))
+        .collect();
+    assert!(!nonces.is_empty() && nonces.iter().all(|nonce| nonce.is_some() && *nonce == nonces[0]), "{nonces:?}");
+    assert_eq!(html.matches("</script>").count(), nonces.len(), "no script element was closed early by the payload");
+
+    // The same page as data for the hydrated client carries the text, never markup to inject.
+    let (status, view) = client.call_json("page", &[("id", &id.to_string())]).await;
+    assert_eq!(status, 200);
+    assert_eq!(view["blocks"][3]["href"], serde_json::Value::Null, "{view}");
+    server.stop().await;
+}
+
+/// Every start tag of an HTML document with its attributes, read the way a browser tokenises them
+/// (quoted values may hold spaces and `>`), so a payload in text or in an escaped value does not
+/// count and one that broke out of its place does.
+fn tags_of(html: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let bytes = html.as_bytes();
+    let mut tags = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'<' || !bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let start = i;
+        while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'>' && bytes[i] != b'/' {
+            i += 1;
+        }
+        let name = html[start..i].to_ascii_lowercase();
+        let mut attributes = Vec::new();
+        loop {
+            while i < bytes.len() && (bytes[i].is_ascii_whitespace() || bytes[i] == b'/') {
+                i += 1;
+            }
+            if i >= bytes.len() || bytes[i] == b'>' {
+                break;
+            }
+            let start = i;
+            while i < bytes.len() && !bytes[i].is_ascii_whitespace() && !matches!(bytes[i], b'=' | b'>' | b'/') {
+                i += 1;
+            }
+            let attribute = html[start..i].to_ascii_lowercase();
+            let mut value = String::new();
+            if bytes.get(i) == Some(&b'=') {
+                i += 1;
+                if let Some(&quote) = bytes.get(i).filter(|b| **b == b'"' || **b == b'\'') {
+                    let end = html[i + 1..].find(quote as char).map_or(bytes.len(), |at| i + 1 + at);
+                    value = html[i + 1..end].to_string();
+                    i = end + 1;
+                } else {
+                    let start = i;
+                    while i < bytes.len() && !bytes[i].is_ascii_whitespace() && bytes[i] != b'>' {
+                        i += 1;
+                    }
+                    value = html[start..i].to_string();
+                }
+            }
+            attributes.push((attribute, value));
+        }
+        tags.push((name, attributes));
+    }
+    tags
+}
+
+#[test]
+fn the_tag_reader_sees_a_payload_that_broke_out_and_ignores_one_shown_as_text() {
+    let inert = tags_of(r#"<p title="a &quot;onerror=x" class='b>c'>&lt;img src=x onerror="y"&gt;</p>"#);
+    assert_eq!(inert.len(), 1);
+    assert_eq!(inert[0].1, vec![("title".into(), "a &quot;onerror=x".into()), ("class".into(), "b>c".into())]);
+    let live = tags_of(r#"<p>hi</p><img src=x onerror="window.__xss=1"><a href=javascript:go>"#);
+    assert_eq!(live[1], ("img".into(), vec![("src".into(), "x".into()), ("onerror".into(), "window.__xss=1".into())]));
+    assert_eq!(live[2].1[0], ("href".into(), "javascript:go".into()));
+}
