@@ -40,6 +40,13 @@ async fn a_turn_interrupted_by_a_stop_is_answered_after_the_restart() {
     let messages = conversation["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2, "exactly one reply: {messages:?}");
     assert!(messages[1]["content"].as_str().unwrap().contains("survive this"));
+    // The worker deletes the job just after it settles the conversation.
+    for _ in 0..200 {
+        if job_states(&restarted).await.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     assert!(job_states(&restarted).await.is_empty());
     restarted.stop().await;
 }
