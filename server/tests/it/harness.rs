@@ -113,7 +113,7 @@ impl Client {
 
     /// Polls until the conversation leaves `processing`, as the page does.
     pub async fn settled_conversation(&self, id: &str) -> Value {
-        for _ in 0..200 {
+        for _ in 0..400 {
             let (status, value) = self.conversation(id).await;
             assert_eq!(status, 200, "{value}");
             if value["status"] != "processing" {
