@@ -29,6 +29,15 @@ ensure_wasm_bindgen() {
   fi
 }
 
+CARGO_FUZZ_VERSION="0.13.2"
+
+ensure_cargo_fuzz() {
+  if [ "$("$ROOT/.tools/bin/cargo-fuzz" --version 2>/dev/null)" != "cargo-fuzz $CARGO_FUZZ_VERSION" ]; then
+    step "installing cargo-fuzz $CARGO_FUZZ_VERSION into .tools (about 1 minute)"
+    cargo install --root "$ROOT/.tools" cargo-fuzz --version "$CARGO_FUZZ_VERSION" --locked --force
+  fi
+}
+
 ensure_chromium() {
   if ! command -v chromium >/dev/null 2>&1; then
     step "installing Debian's chromium"
