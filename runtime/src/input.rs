@@ -70,11 +70,20 @@ pub enum SubmissionError {
 /// Numbers compare by value (1 and 1.0 are the same option); everything else by equality.
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => match (x.as_f64(), y.as_f64()) {
-            (Some(x), Some(y)) => x == y,
-            _ => x == y,
-        },
+        (Value::Number(x), Value::Number(y)) => same_number(x, y),
         _ => a == b,
+    }
+}
+
+/// Exact: integers as integers (above 2^53 two integers may share one f64), an integer and a
+/// float only when the float is that whole number, floats as floats.
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    let whole = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+    match (whole(a), whole(b)) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => a.as_f64() == b.as_f64(),
+        (Some(x), None) => b.as_f64().is_some_and(|f| f.fract() == 0.0 && f == x as f64 && f as i128 == x),
+        (None, Some(y)) => a.as_f64().is_some_and(|f| f.fract() == 0.0 && f == y as f64 && f as i128 == y),
     }
 }
 
@@ -106,6 +115,16 @@ mod tests {
 
     fn map(value: Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn big_integer_options_are_compared_exactly() {
+        let schema = json!({"type": "object", "properties": {"a": {"type": "integer", "enum": [9007199254740993u64, 1]}}});
+        assert!(validate_submission(&schema, &map(json!({"a": 9007199254740993u64}))).is_ok());
+        assert!(validate_submission(&schema, &map(json!({"a": 1.0}))).is_ok());
+        assert!(!same_value(&json!(9007199254740993u64), &json!(9007199254740992u64)));
+        assert!(!same_value(&json!(1), &json!(1.5)));
+        assert!(same_value(&json!(-3), &json!(-3.0)));
     }
 
     fn choice_schema() -> Value {

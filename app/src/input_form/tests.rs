@@ -261,3 +261,32 @@ fn an_html_form_post_is_read_with_the_field_kinds() {
     ]);
     assert_eq!(parsed.check(&InputAnswer::FormFields(not_offered), GERMAN), Err(AnswerNotOffered));
 }
+
+// Found by the fuzz target (fuzz/fuzz_targets/question_schema.rs).
+
+#[test]
+fn big_integer_options_are_told_apart_exactly() {
+    // 2^53 + 1 and 2^53 are one f64; as options they are two.
+    let schema = json!({ "type": "object", "properties": { "a": { "enum": [9007199254740993u64, 9007199254740992u64] } } });
+    let choice = choice(&schema);
+    let form = InputPauseForm::Choice(choice);
+    let picked = form.check(&InputAnswer::Choice(json!(9007199254740992u64)), GERMAN).unwrap();
+    assert_eq!(picked.data["a"], json!(9007199254740992u64), "the option clicked is the option recorded");
+    assert!(form.check(&InputAnswer::Choice(json!(9007199254740994u64)), GERMAN).is_err(), "a neighbour is not offered");
+    // Whole floats still match their integer, fractions never do.
+    let small = InputPauseForm::parse(&json!({ "type": "object", "properties": { "n": { "enum": [1, 2] } } }));
+    assert_eq!(small.check(&InputAnswer::Choice(json!(2.0)), GERMAN).unwrap().data["n"], json!(2));
+    assert!(small.check(&InputAnswer::Choice(json!(1.5)), GERMAN).is_err());
+}
+
+#[test]
+fn a_form_dropdown_offering_the_empty_string_is_not_shown() {
+    // The dropdown's "" is "nothing chosen": an option "" could never be picked.
+    let schema = json!({ "type": "object", "title": "Pick",
+        "properties": { "a": { "enum": ["", "x"] }, "b": { "enum": ["y"] } }, "required": ["a"] });
+    assert_eq!(InputPauseForm::parse(&schema), InputPauseForm::Unsupported { question: "Pick".into() });
+    // As reply buttons "" is an ordinary option.
+    let buttons = json!({ "type": "object", "properties": { "a": { "enum": ["", "x"] } } });
+    let form = InputPauseForm::Choice(choice(&buttons));
+    assert_eq!(form.check(&InputAnswer::Choice(json!("")), GERMAN).unwrap().data["a"], json!(""));
+}
