@@ -67,3 +67,13 @@ build_site() {
   cp style/main.css target/site/pkg/tourguide.css
   cp -r public/. target/site/
 }
+
+BINARYEN_VERSION="132.0.0"
+# wasm-opt for release builds; Debian's binaryen is too old for today's WASM features.
+ensure_wasm_opt() {
+  if [ ! -x "$ROOT/.tools/npm/node_modules/.bin/wasm-opt" ]; then
+    step "installing binaryen $BINARYEN_VERSION (wasm-opt) into .tools/npm"
+    npm install --prefix "$ROOT/.tools/npm" --no-audit --no-fund "binaryen@$BINARYEN_VERSION"
+  fi
+  export PATH="$ROOT/.tools/npm/node_modules/.bin:$PATH"
+}
