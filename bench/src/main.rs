@@ -1,0 +1,87 @@
+//! `scripts/bench` runs this against the release server binary and writes `bench/RESULTS.md`.
+//!
+//! Every figure comes from real requests over loopback to a real server process on a real SQLite
+//! file; the model is an OpenAI-compatible stand-in that answers at once (see `model`), so the
+//! figures are the server's own. Loops are bounded by a count, never by time.
+
+mod model;
+mod process;
+mod scenarios;
+mod stats;
+
+use std::path::PathBuf;
+
+use scenarios::Report;
+
+struct Args {
+    server: PathBuf,
+    site: PathBuf,
+    out: PathBuf,
+    wasm_note: String,
+}
+
+fn args() -> Args {
+    let mut args = Args {
+        server: PathBuf::from("target/release/server"),
+        site: PathBuf::from("target/bench-site"),
+        out: PathBuf::from("bench/RESULTS.md"),
+        wasm_note: String::new(),
+    };
+    let mut given = std::env::args().skip(1);
+    while let Some(name) = given.next() {
+        let value = given.next().unwrap_or_else(|| panic!("{name} needs a value"));
+        match name.as_str() {
+            "--server" => args.server = value.into(),
+            "--site" => args.site = value.into(),
+            "--out" => args.out = value.into(),
+            "--wasm-note" => args.wasm_note = value,
+            other => panic!("unknown argument {other} (expected --server, --site, --out, --wasm-note)"),
+        }
+    }
+    args
+}
+
+/// 1,000 event streams need 1,000 sockets on each side; a default soft limit of 1,024 is too
+/// close. The server inherits the raised limit.
+fn raise_open_file_limit() {
+    // SAFETY: plain getrlimit/setrlimit on this process with a valid struct.
+    unsafe {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < 8_192 {
+            limit.rlim_cur = limit.rlim_max.min(8_192);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args = args();
+    raise_open_file_limit();
+    let mut report = Report::new();
+    report.machine();
+    report.wasm(&args.site, &args.wasm_note);
+
+    let dir = tempfile::tempdir().unwrap();
+    let (model, model_url) = model::Model::start().await;
+    let server = process::ServerProcess::start(&args.server, &args.site, dir.path(), &model_url).await;
+    let client = process::Client::signed_in(&server.base, "demo").await;
+
+    eprintln!("memory and 1,000 event streams");
+    scenarios::memory_and_event_streams(&mut report, &server, &client).await;
+    eprintln!("answer → continuation latency");
+    scenarios::answer_to_continuation(&mut report, &client, &model).await;
+    eprintln!("answer throughput");
+    scenarios::answer_throughput(&mut report, &client).await;
+    eprintln!("poll throughput");
+    scenarios::poll_throughput(&mut report, &server, &client).await;
+    eprintln!("server-side rendering");
+    scenarios::ssr_of_a_long_conversation(&mut report, &server, &client).await;
+    eprintln!("growth to 100,000 conversations");
+    scenarios::growth(&mut report, &server).await;
+    report.line(&format!("\nServer RSS after the whole run: {} MiB.", server.rss_kib() / 1024));
+    server.stop().await;
+
+    std::fs::write(&args.out, report.finish()).unwrap();
+    println!("wrote {}", args.out.display());
+}

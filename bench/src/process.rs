@@ -1,0 +1,116 @@
+//! The release server binary as a child process (so its memory is its own), and a signed-in
+//! HTTP client for it.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub const PASSWORD: &str = "bench-password";
+
+pub struct ServerProcess {
+    child: Child,
+    pub base: String,
+    pub database: PathBuf,
+}
+
+impl ServerProcess {
+    pub async fn start(binary: &Path, site_root: &Path, dir: &Path, model_url: &str) -> ServerProcess {
+        let database = dir.join("bench.db");
+        let mut child = Command::new(binary)
+            .env("TOURGUIDE_DATABASE", &database)
+            .env("TOURGUIDE_ADDRESS", "127.0.0.1:0")
+            .env("LEPTOS_SITE_ROOT", site_root)
+            .env("TOURGUIDE_DEMO_PASSWORD", PASSWORD)
+            .env("TOURGUIDE_OPENAI_MODEL", "bench-model")
+            .env("TOURGUIDE_OPENAI_BASE_URL", model_url)
+            .env("RUST_LOG", "error")
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the server binary starts (build it with scripts/bench)");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let base = loop {
+            let line = lines.next_line().await.unwrap().expect("the server exited before it listened");
+            if let Some(address) = line.strip_prefix("Tourguide listens on ") {
+                break address.trim().to_string();
+            }
+        };
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        ServerProcess { child, base, database }
+    }
+
+    /// Resident set size of the server process, from the kernel's own account.
+    pub fn rss_kib(&self) -> u64 {
+        let pid = self.child.id().expect("running");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+#[derive(Clone)]
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+}
+
+impl Client {
+    pub async fn signed_in(base: &str, username: &str) -> Client {
+        let http = reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(64)
+            .build()
+            .unwrap();
+        let client = Client { http, base: base.to_string() };
+        let response = client.call("login", &[("username", username), ("password", PASSWORD)]).await;
+        assert!(response.status().as_u16() < 400, "sign-in failed: {}", response.status());
+        client
+    }
+
+    pub async fn call(&self, name: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        self.http.post(format!("{}/api/{name}", self.base)).form(form).send().await.expect("the server answers")
+    }
+
+    pub async fn call_json(&self, name: &str, form: &[(&str, &str)]) -> (u16, Value) {
+        let response = self.call(name, form).await;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    }
+
+    pub async fn create_conversation(&self) -> String {
+        let (status, id) = self.call_json("create_conversation", &[]).await;
+        assert!(status < 400, "{status} {id}");
+        id.as_str().unwrap().to_string()
+    }
+
+    pub async fn send(&self, id: &str, content: &str) {
+        let (status, body) = self.call_json("send_message", &[("conversation_id", id), ("content", content)]).await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    /// Waits until the conversation leaves `processing`.
+    pub async fn settled(&self, id: &str) -> Value {
+        for _ in 0..4_000 {
+            let (status, view) = self.call_json("conversation", &[("id", id)]).await;
+            assert_eq!(status, 200, "{view}");
+            if view["status"] != "processing" {
+                return view;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        panic!("conversation {id} never settled");
+    }
+}

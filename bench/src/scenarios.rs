@@ -1,0 +1,527 @@
+//! The measurements, each writing its part of the report.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
+use tokio::sync::mpsc;
+
+use crate::model::{option_of, Model};
+use crate::process::{Client, ServerProcess};
+use crate::stats::{bounded, ms, per_second, Sample};
+
+pub struct Report {
+    body: String,
+}
+
+impl Report {
+    pub fn new() -> Report {
+        Report { body: String::new() }
+    }
+
+    pub fn line(&mut self, text: &str) {
+        self.body.push_str(text);
+        self.body.push('\n');
+    }
+
+    pub fn section(&mut self, title: &str, method: &str) {
+        self.line(&format!("\n## {title}\n\n{method}\n"));
+    }
+
+    pub fn table(&mut self, head: &[&str], rows: &[Vec<String>]) {
+        self.line(&format!("| {} |", head.join(" | ")));
+        self.line(&format!("|{}|", head.iter().map(|_| "---").collect::<Vec<_>>().join("|")));
+        for row in rows {
+            self.line(&format!("| {} |", row.join(" | ")));
+        }
+    }
+
+    pub fn machine(&mut self) {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':']));
+        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let memory = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).map(str::trim).unwrap_or("?");
+        let command = |program: &str, args: &[&str]| {
+            std::process::Command::new(program)
+                .args(args)
+                .output()
+                .ok()
+                .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+                .unwrap_or_default()
+        };
+        let now = time::OffsetDateTime::now_utc();
+        self.section(
+            "Machine",
+            &format!(
+                "- Date: {}\n- CPU: {} ({} logical cores available)\n- Memory: {memory}\n- Kernel: {}\n- Rust: {}\n- Commit: {}\n- Build: release server binary, release (`wasm-release`) frontend",
+                now.format(time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC")).unwrap_or_default(),
+                cpu.unwrap_or("?"),
+                std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+                command("uname", &["-sr"]),
+                command("rustc", &["--version"]),
+                command("git", &["rev-parse", "--short", "HEAD"]),
+            ),
+        );
+    }
+
+    pub fn wasm(&mut self, site: &Path, note: &str) {
+        let wasm = std::fs::read(site.join("pkg/tourguide_bg.wasm")).expect("the release site is built");
+        let js = std::fs::read(site.join("pkg/tourguide.js")).expect("the release site is built");
+        let kib = |bytes: usize| format!("{:.1} KiB", bytes as f64 / 1024.0);
+        self.section("WASM size", &format!("The hydrate bundle as served from `pkg/`. {note} Brotli at quality 11, window 22 (what a static pre-compression step would use)."));
+        self.table(
+            &["file", "raw", "brotli"],
+            &[
+                vec!["tourguide_bg.wasm".into(), kib(wasm.len()), kib(brotli_len(&wasm))],
+                vec!["tourguide.js".into(), kib(js.len()), kib(brotli_len(&js))],
+            ],
+        );
+    }
+
+    pub fn finish(self) -> String {
+        format!(
+            "# Benchmark results\n\nWritten by `scripts/bench` (the `bench` crate) from one real run; nothing here is typed by hand. \
+             Server and load generator share the machine's cores over loopback, so throughput figures are a floor for a \
+             dedicated server. The model is a loopback stand-in that answers at once, so model time is not in any figure.\n{}",
+            self.body
+        )
+    }
+}
+
+fn brotli_len(bytes: &[u8]) -> usize {
+    let mut out = Vec::new();
+    let params = brotli::enc::BrotliEncoderParams { quality: 11, lgwin: 22, ..Default::default() };
+    brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).unwrap();
+    out.len()
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+// --- memory and event streams -------------------------------------------------------------------
+
+const STREAMS: usize = 1_000;
+
+pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProcess, client: &Client) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle = server.rss_kib();
+    let id = client.create_conversation().await;
+    let url = format!("{}/events/conversations/{id}", client.base);
+    let ready = Arc::new(AtomicUsize::new(0));
+    let armed = Arc::new(AtomicBool::new(false));
+    let (seen, mut first_changes) = mpsc::unbounded_channel::<Instant>();
+    let opening = Instant::now();
+    let mut streams = Vec::with_capacity(STREAMS);
+    for _ in 0..STREAMS {
+        let (http, url, ready, armed, seen) = (client.http.clone(), url.clone(), ready.clone(), armed.clone(), seen.clone());
+        streams.push(tokio::spawn(async move {
+            let response = http.get(&url).send().await.expect("the stream opens");
+            assert_eq!(response.status(), 200, "event stream refused");
+            let mut body = response.bytes_stream();
+            let mut reported = false;
+            while let Some(Ok(chunk)) = body.next().await {
+                let text = String::from_utf8_lossy(&chunk);
+                if text.contains("event: ready") {
+                    ready.fetch_add(1, Ordering::SeqCst);
+                }
+                if text.contains("event: changed") && armed.load(Ordering::SeqCst) && !reported {
+                    reported = true;
+                    let _ = seen.send(Instant::now());
+                }
+            }
+        }));
+    }
+    while ready.load(Ordering::SeqCst) < STREAMS {
+        assert!(opening.elapsed() < Duration::from_secs(120), "only {} streams opened", ready.load(Ordering::SeqCst));
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let opened_in = opening.elapsed();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let with_streams = server.rss_kib();
+
+    armed.store(true, Ordering::SeqCst);
+    let sent = Instant::now();
+    client.send(&id, "hello, all of you").await;
+    let mut arrivals = Vec::with_capacity(STREAMS);
+    while arrivals.len() < STREAMS {
+        let at = tokio::time::timeout(Duration::from_secs(30), first_changes.recv())
+            .await
+            .expect("every stream hears of the change")
+            .unwrap();
+        arrivals.push(at - sent);
+    }
+    let fan_out = Sample::new(arrivals);
+    for stream in &streams {
+        stream.abort();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let after_close = server.rss_kib();
+
+    report.section(
+        "Server memory and 1,000 open event streams",
+        "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing open. \
+         Then 1,000 `GET /events/conversations/{id}` streams of one session on one conversation (1,000 TCP \
+         connections), each counted once it received its `ready` event; then a message is sent and every stream \
+         must hear `changed`.",
+    );
+    report.table(
+        &["measure", "value"],
+        &[
+            vec!["RSS idle".into(), mib(idle)],
+            vec!["RSS with 1,000 open streams".into(), mib(with_streams)],
+            vec!["per open stream".into(), format!("{:.1} KiB", (with_streams.saturating_sub(idle)) as f64 / STREAMS as f64)],
+            vec!["RSS one second after closing them".into(), mib(after_close)],
+            vec!["time to open 1,000 streams".into(), ms(opened_in)],
+            vec!["message sent → `changed` at a stream, p50".into(), ms(fan_out.p50())],
+            vec!["message sent → `changed` at a stream, p99 / last".into(), format!("{} / {}", ms(fan_out.p99()), ms(fan_out.percentile(100.0)))],
+        ],
+    );
+}
+
+// --- answers ------------------------------------------------------------------------------------
+
+struct Asked {
+    id: String,
+    digest: String,
+    tag: String,
+}
+
+/// `count` conversations, each parked on a question of its own, set up `concurrency` at a time.
+async fn asked(client: &Client, count: usize, prefix: &str) -> Vec<Asked> {
+    let results = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(count)));
+    let (client_, results_, prefix) = (client.clone(), results.clone(), prefix.to_string());
+    bounded(count, 8, move |i| {
+        let (client, results, tag) = (client_.clone(), results_.clone(), format!("{prefix}{i}"));
+        async move {
+            let id = client.create_conversation().await;
+            client.send(&id, &format!("ask {tag}")).await;
+            let view = client.settled(&id).await;
+            assert_eq!(view["status"], "awaiting_input", "{view}");
+            let digest = view["question"]["digest"].as_str().unwrap().to_string();
+            results.lock().await.push(Asked { id, digest, tag });
+        }
+    })
+    .await;
+    Arc::try_unwrap(results).ok().unwrap().into_inner()
+}
+
+async fn answer(client: &Client, asked: &Asked) {
+    let choice = serde_json::Value::String(option_of(&asked.tag)).to_string();
+    let (status, body) = client
+        .call_json("answer", &[("conversation_id", &asked.id), ("digest", &asked.digest), ("choice", &choice)])
+        .await;
+    assert_eq!(status, 200, "answer refused: {body}");
+}
+
+const LATENCY_ROUNDS: usize = 200;
+
+pub async fn answer_to_continuation(report: &mut Report, client: &Client, model: &Model) {
+    let questions = asked(client, LATENCY_ROUNDS, "latency-").await;
+    let mut to_continuation = Vec::with_capacity(LATENCY_ROUNDS);
+    let mut answer_calls = Vec::with_capacity(LATENCY_ROUNDS);
+    for question in &questions {
+        let continued = model.continuation_of(&question.tag);
+        let sent = Instant::now();
+        answer(client, question).await;
+        answer_calls.push(sent.elapsed());
+        let at = tokio::time::timeout(Duration::from_secs(30), continued).await.expect("the run continues").unwrap();
+        to_continuation.push(at - sent);
+        // One at a time on a quiet server: the next answer waits until this run has finished.
+        let view = client.settled(&question.id).await;
+        assert_eq!(view["status"], "idle", "{view}");
+    }
+    let (latency, calls) = (Sample::new(to_continuation), Sample::new(answer_calls));
+    report.section(
+        "Answer → continuation start",
+        &format!(
+            "{LATENCY_ROUNDS} questions answered one after another on an otherwise quiet server. Measured from sending \
+             `POST /api/answer` to the moment the model receives the continuation request that carries the answer: \
+             the check against the question, the record, the worker's wake-up and claim, the runtime's resume, and \
+             the provider call."
+        ),
+    );
+    report.table(
+        &["measure", "p50", "p99"],
+        &[
+            vec!["answer sent → run continues (model called)".into(), ms(latency.p50()), ms(latency.p99())],
+            vec!["`POST /api/answer` response".into(), ms(calls.p50()), ms(calls.p99())],
+        ],
+    );
+}
+
+const THROUGHPUT_ANSWERS: usize = 1_000;
+const CONCURRENCY: usize = 8;
+
+pub async fn answer_throughput(report: &mut Report, client: &Client) {
+    let questions = Arc::new(asked(client, THROUGHPUT_ANSWERS, "load-").await);
+    let (client_, questions_) = (client.clone(), questions.clone());
+    let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
+        let (client, questions) = (client_.clone(), questions_.clone());
+        async move { answer(&client, &questions[i]).await }
+    })
+    .await;
+    for question in questions.iter() {
+        client.settled(&question.id).await;
+    }
+    report.section(
+        "Answer endpoint throughput",
+        &format!(
+            "{THROUGHPUT_ANSWERS} conversations each waiting on a question, answered by {CONCURRENCY} concurrent \
+             clients, each answer a distinct question (every one accepted, checked and recorded). The worker carries \
+             the answered runs on at the same time, on the same cores."
+        ),
+    );
+    report.table(
+        &["answers", "wall time", "throughput", "p50", "p99"],
+        &[vec![
+            sample.len().to_string(),
+            ms(elapsed),
+            per_second(sample.len(), elapsed),
+            ms(sample.p50()),
+            ms(sample.p99()),
+        ]],
+    );
+}
+
+// --- polls --------------------------------------------------------------------------------------
+
+const FAST_POLLS: usize = 5_000;
+const FULL_POLLS: usize = 2_000;
+
+/// A conversation whose turn stays in flight (the model holds its answer), with one message.
+async fn working_conversation(client: &Client) -> String {
+    let id = client.create_conversation().await;
+    client.send(&id, "hold this turn").await;
+    let (status, poll) = client.call_json("poll", &[("id", &id), ("after", "1")]).await;
+    assert_eq!(status, 200);
+    assert!(poll["conversation"].is_null(), "the fast path answers a working turn: {poll}");
+    id
+}
+
+async fn poll_load(client: &Client, id: &str, after: &str, total: usize) -> (Sample, Duration) {
+    let (client, id, after) = (client.clone(), id.to_string(), after.to_string());
+    bounded(total, CONCURRENCY, move |_| {
+        let (client, id, after) = (client.clone(), id.clone(), after.clone());
+        async move {
+            let (status, body) = client.call_json("poll", &[("id", &id), ("after", &after)]).await;
+            assert_eq!(status, 200);
+            // `after=0` must always carry the conversation; a count that is up to date never does.
+            assert_eq!(body["conversation"].is_null(), after != "0", "{body}");
+        }
+    })
+    .await
+}
+
+/// Messages the poll scenario puts before the working turn, so "full" has a transcript to carry.
+const POLLED_HISTORY: usize = 100;
+
+pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client: &Client) {
+    let id = working_conversation(client).await;
+    insert_messages(server, &id, POLLED_HISTORY).await;
+    let known = (POLLED_HISTORY + 1).to_string();
+    let (fast, fast_elapsed) = poll_load(client, &id, &known, FAST_POLLS).await;
+    let (full, full_elapsed) = poll_load(client, &id, "0", FULL_POLLS).await;
+    report.section(
+        "Poll throughput",
+        &format!(
+            "`POST /api/poll` on a conversation whose turn is working and which has {} messages, {CONCURRENCY} \
+             concurrent clients. Fast path: the client already has every message (`after={known}`), so the server \
+             checks the session, ownership, status and the message count, and reads no message. Full: `after=0`, the \
+             whole conversation as the page renders it (Markdown rendered and sanitised).",
+            POLLED_HISTORY + 1
+        ),
+    );
+    report.table(
+        &["poll", "requests", "throughput", "p50", "p99"],
+        &[
+            vec!["fast path".into(), fast.len().to_string(), per_second(fast.len(), fast_elapsed), ms(fast.p50()), ms(fast.p99())],
+            vec!["full".into(), full.len().to_string(), per_second(full.len(), full_elapsed), ms(full.p50()), ms(full.p99())],
+        ],
+    );
+}
+
+// --- server-side rendering ----------------------------------------------------------------------
+
+const LONG_CONVERSATION: usize = 200;
+const SSR_ROUNDS: usize = 100;
+
+async fn database(server: &ServerProcess) -> SqlitePool {
+    let options = SqliteConnectOptions::new().filename(&server.database).busy_timeout(Duration::from_secs(30));
+    SqlitePool::connect_with(options).await.unwrap()
+}
+
+fn message_text(n: usize) -> String {
+    if n % 2 == 0 {
+        format!("Question {n}: could you look at the **opening hours** on the [contact page](/pages/3) and tell me what reads oddly?")
+    } else {
+        format!(
+            "Answer {n}. Three things stand out:\n\n1. The hours use *two* formats.\n2. Sunday is missing.\n3. The phone \
+             number is `+49 30 1234567` in one place and different in another.\n\n> Keep one format throughout.\n\n\
+             ```\nMo–Fr 07:00–18:00\nSa 08:00–13:00\n```"
+        )
+    }
+}
+
+/// Appends `count` messages (alternating question and Markdown answer) straight to the database.
+async fn insert_messages(server: &ServerProcess, id: &str, count: usize) {
+    let pool = database(server).await;
+    let mut tx = pool.begin().await.unwrap();
+    for n in 0..count {
+        sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
+            .bind(id)
+            .bind(if n % 2 == 0 { "user" } else { "assistant" })
+            .bind(message_text(n))
+            .bind(1_700_000_000 + n as i64)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+    }
+    tx.commit().await.unwrap();
+    pool.close().await;
+}
+
+pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProcess, client: &Client) {
+    let id = client.create_conversation().await;
+    insert_messages(server, &id, LONG_CONVERSATION).await;
+    let url = format!("{}/c/{id}", client.base);
+    let mut durations = Vec::with_capacity(SSR_ROUNDS);
+    let mut size = 0;
+    for _ in 0..SSR_ROUNDS {
+        let started = Instant::now();
+        let response = client.http.get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let html = response.text().await.unwrap();
+        durations.push(started.elapsed());
+        assert!(html.contains(&format!("Answer {}", LONG_CONVERSATION - 1)), "the page carries the whole conversation");
+        size = html.len();
+    }
+    let sample = Sample::new(durations);
+    report.section(
+        "Server-side rendering of a 200-message conversation",
+        &format!(
+            "`GET /c/{{id}}` of a conversation with {LONG_CONVERSATION} messages (half of them Markdown with lists, code \
+             and quotes, rendered and sanitised on every request), {SSR_ROUNDS} requests one after another, full page \
+             with the conversation list; time to the last byte."
+        ),
+    );
+    report.table(
+        &["requests", "HTML size", "p50", "p99"],
+        &[vec![sample.len().to_string(), format!("{:.1} KiB", size as f64 / 1024.0), ms(sample.p50()), ms(sample.p99())]],
+    );
+}
+
+// --- growth -------------------------------------------------------------------------------------
+
+const SIZES: [usize; 4] = [100, 1_000, 10_000, 100_000];
+const GROWTH_ROUNDS: usize = 200;
+
+fn conversation_id(n: usize) -> String {
+    format!("{:08x}-0000-4000-8000-{:012x}", 0xbe_u32, n)
+}
+
+/// Adds conversations `from..to` to the user, each with a question and an answer.
+async fn add_conversations(pool: &SqlitePool, user: i64, from: usize, to: usize) {
+    let mut tx = pool.begin().await.unwrap();
+    for n in from..to {
+        let id = conversation_id(n);
+        let at = 1_700_000_000 + n as i64;
+        sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
+            .bind(&id)
+            .bind(user)
+            .bind(format!("Conversation {n}"))
+            .bind(at)
+            .bind(at)
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        for (role, content) in [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")] {
+            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
+                .bind(&id)
+                .bind(role)
+                .bind(content)
+                .bind(at)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+    }
+    tx.commit().await.unwrap();
+}
+
+async fn timed(rounds: usize, mut call: impl AsyncFnMut()) -> Sample {
+    let mut durations = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let started = Instant::now();
+        call().await;
+        durations.push(started.elapsed());
+    }
+    Sample::new(durations)
+}
+
+pub async fn growth(report: &mut Report, server: &ServerProcess) {
+    let pool = database(server).await;
+    let hash = server::auth::hash_password(crate::process::PASSWORD);
+    sqlx::query("INSERT INTO users (username, password_hash, created_at) VALUES ('growth', ?, 0)")
+        .bind(hash)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE username = 'growth'").fetch_one(&pool).await.unwrap();
+    let client = Client::signed_in(&server.base, "growth").await;
+    let working = working_conversation(&client).await;
+    let idle = conversation_id(0);
+
+    let mut rows = Vec::new();
+    let mut have = 0;
+    for size in SIZES {
+        let adding = Instant::now();
+        add_conversations(&pool, user, have, size).await;
+        let added_in = adding.elapsed();
+        have = size;
+        let list = timed(GROWTH_ROUNDS, async || {
+            let (status, list) = client.call_json("conversations", &[]).await;
+            assert_eq!(status, 200);
+            assert_eq!(list.as_array().unwrap().len(), (size + 1).min(100));
+        })
+        .await;
+        let fast = timed(GROWTH_ROUNDS, async || {
+            let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "1")]).await;
+            assert_eq!(status, 200);
+            assert!(poll["conversation"].is_null());
+        })
+        .await;
+        let full = timed(GROWTH_ROUNDS, async || {
+            let (status, poll) = client.call_json("poll", &[("id", &idle), ("after", "0")]).await;
+            assert_eq!(status, 200);
+            assert_eq!(poll["total"], 2);
+        })
+        .await;
+        rows.push(vec![
+            format!("{size}"),
+            ms(list.p50()),
+            ms(list.p99()),
+            ms(fast.p50()),
+            ms(fast.p99()),
+            ms(full.p50()),
+            ms(full.p99()),
+            format!("{:.1} s", added_in.as_secs_f64()),
+        ]);
+    }
+    pool.close().await;
+    report.section(
+        "List and poll latency as conversations grow",
+        &format!(
+            "One user with 100 → 100,000 conversations (2 messages each, inserted straight into the database between \
+             steps), {GROWTH_ROUNDS} sequential requests per figure. List: `POST /api/conversations` (the latest 100). \
+             Fast poll: a working conversation, client up to date. Full poll: an idle 2-message conversation."
+        ),
+    );
+    report.table(
+        &["conversations", "list p50", "list p99", "fast poll p50", "fast poll p99", "full poll p50", "full poll p99", "(insert time)"],
+        &rows,
+    );
+}
