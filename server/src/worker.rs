@@ -1,8 +1,8 @@
 //! The background worker: takes queued jobs and carries their conversations on (see `turn`). One
 //! loop per process; the web handlers only record work and wake it.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
@@ -15,6 +15,10 @@ const LEASE: Duration = Duration::from_secs(300);
 /// The worker also looks on its own this often, so a lost wake-up delays a job, never strands it,
 /// and runs the runtime queued again (after a provider hiccup) are picked up.
 const IDLE_POLL: Duration = Duration::from_secs(1);
+/// How often the worker looks for stale jobs and for runs the runtime queued again. Once per job
+/// would put three extra queries in front of every answer under load; a lease or a retry backoff
+/// is measured in seconds anyway.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 #[derive(Clone, Default)]
 pub struct WorkerHandle {
@@ -31,11 +35,22 @@ pub struct Worker {
     store: Store,
     turns: Turns,
     handle: WorkerHandle,
+    last_sweep: Mutex<Option<Instant>>,
 }
 
 impl Worker {
     pub fn new(turns: Turns, handle: WorkerHandle) -> Self {
-        Worker { store: turns.store.clone(), turns, handle }
+        Worker { store: turns.store.clone(), turns, handle, last_sweep: Mutex::new(None) }
+    }
+
+    /// True at most once per `SWEEP_EVERY` (and on the first step, right after start-up recovery).
+    fn sweep_due(&self) -> bool {
+        let mut last = self.last_sweep.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let due = last.is_none_or(|at| at.elapsed() >= SWEEP_EVERY);
+        if due {
+            *last = Some(Instant::now());
+        }
+        due
     }
 
     pub fn spawn(self, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
@@ -66,8 +81,10 @@ impl Worker {
 
     /// Runs at most one job; true when it did one, so the loop asks again at once.
     pub async fn run_once(&self) -> Result<bool, TurnError> {
-        self.store.requeue_stale_jobs().await?;
-        self.dispatch_due_runs().await?;
+        if self.sweep_due() {
+            self.store.requeue_stale_jobs().await?;
+            self.dispatch_due_runs().await?;
+        }
         let Some(job) = self.store.claim_job(LEASE).await? else {
             return Ok(false);
         };
