@@ -154,6 +154,18 @@ impl ChatService {
         self.store.hand_back(&row.id, back_to, Some("not_delivered")).await.map_err(internal)
     }
 
+    /// A turn that started goes to the worker; one that did not says why.
+    fn started(&self, conversation_id: &str, outcome: StartTurn) -> Result<(), AppError> {
+        match outcome {
+            StartTurn::Started => {
+                self.wake(conversation_id);
+                Ok(())
+            }
+            StartTurn::NotFound => Err(AppError::NotFound),
+            StartTurn::Busy => Err(AppError::Busy),
+        }
+    }
+
     /// Hands recorded work to the worker and tells open pages that the conversation changed.
     fn wake(&self, conversation_id: &str) {
         self.worker.wake();
@@ -341,14 +353,7 @@ impl ChatBackend for ChatService {
             .start_turn(user.id, id, &row.status, content, &title_from(content), UNTITLED)
             .await
             .map_err(internal)?;
-        match outcome {
-            StartTurn::Started => {
-                self.wake(id);
-                Ok(())
-            }
-            StartTurn::NotFound => Err(AppError::NotFound),
-            StartTurn::Busy => Err(AppError::Busy),
-        }
+        self.started(id, outcome)
     }
 
     async fn answer(
@@ -511,14 +516,9 @@ impl ChatBackend for ChatService {
             .await
             .map_err(internal)?;
         let first = lang.t(Text::TourFirstMessage);
-        match self.store.start_turn(user.id, &id, "idle", first, &title, UNTITLED).await.map_err(internal)? {
-            StartTurn::Started => {
-                self.wake(&id);
-                Ok(id)
-            }
-            StartTurn::NotFound => Err(AppError::NotFound),
-            StartTurn::Busy => Err(AppError::Busy),
-        }
+        let outcome = self.store.start_turn(user.id, &id, "idle", first, &title, UNTITLED).await.map_err(internal)?;
+        self.started(&id, outcome)?;
+        Ok(id)
     }
 
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError> {
