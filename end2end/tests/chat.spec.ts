@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { signIn, waitForHydration, watchPageErrors } from "./helpers";
+import { signIn, waitForHydration, watchPageErrors, pickLanguage } from "./helpers";
 
 test("the chat page renders on the server before any script runs", async ({ request }) => {
   // Without a session the page redirects to sign-in; the sign-in page itself is server-rendered.
@@ -76,17 +76,14 @@ test.describe("in German", () => {
     await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
 
     // The user's own choice wins over the browser's language, and sticks.
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await pickLanguage(page, "EN");
     await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
     await page.reload();
     await expect(page.locator("html")).toHaveAttribute("lang", "en");
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "DE", exact: true }).click();
+    await pickLanguage(page, "DE");
     await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
     // Leave the shared demo user as the other tests expect it.
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await pickLanguage(page, "EN");
     await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
     expect(errors).toEqual([]);
   });

@@ -40,3 +40,20 @@ export async function send(page: Page, message: string) {
 export async function shoot(page: Page, name: string) {
   await page.screenshot({ path: `screenshots/${name}.png`, fullPage: true });
 }
+
+/**
+ * Picks the user's language in the header and waits for the reload that follows. Waiting for a
+ * text instead races: with a German browser the page may already be German before the choice,
+ * and a navigation started then is cut off by the reload.
+ */
+export async function pickLanguage(page: Page, code: "EN" | "DE") {
+  await waitForHydration(page);
+  // Both waits start before the click: the reload may finish before a later wait would begin.
+  const saved = page.waitForResponse((response) => response.url().includes("/api/set_language"));
+  const reloaded = page.waitForEvent("load");
+  await page.getByRole("button", { name: code, exact: true }).click();
+  expect((await saved).ok()).toBe(true);
+  await reloaded;
+  await waitForHydration(page);
+  await expect(page.locator("html")).toHaveAttribute("lang", code.toLowerCase());
+}

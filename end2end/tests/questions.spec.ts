@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { newConversation, send, shoot, signIn, waitForHydration, watchPageErrors } from "./helpers";
+import { newConversation, send, shoot, signIn, waitForHydration, watchPageErrors, pickLanguage } from "./helpers";
 
 test.beforeEach(async ({ page }) => {
   await signIn(page);
@@ -92,8 +92,7 @@ test.describe("in German", () => {
   test.use({ locale: "de-DE" });
 
   test("reply options and the card speak German", async ({ page }) => {
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "DE", exact: true }).click();
+    await pickLanguage(page, "DE");
     await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
     await waitForHydration(page);
     await page.getByRole("button", { name: "Neue Unterhaltung" }).click();
@@ -112,8 +111,7 @@ test.describe("in German", () => {
     await card.getByRole("button", { name: "Abbrechen" }).click();
     await expect(card).toHaveCount(0);
     // Back to English for the other tests, which share the demo user.
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await pickLanguage(page, "EN");
     await expect(page.getByRole("button", { name: "New conversation" })).toBeVisible();
   });
 });

@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { shoot, signIn, waitForHydration, watchPageErrors } from "./helpers";
+import { shoot, signIn, waitForHydration, watchPageErrors, pickLanguage } from "./helpers";
 
 /** The value a pending write would set, read from the card's arguments. */
 async function proposedValue(page: Page, key: "value" | "alt"): Promise<string> {
@@ -92,8 +92,7 @@ test.describe("in German", () => {
 
   test("a proposal in a German tour offers Übernehmen, Andere Variante and Überspringen", async ({ page }) => {
     await signIn(page);
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "DE", exact: true }).click();
+    await pickLanguage(page, "DE");
     await expect(page.getByRole("button", { name: "Neue Unterhaltung" })).toBeVisible();
     await page.goto("/pages/2");
     await waitForHydration(page);
@@ -108,8 +107,7 @@ test.describe("in German", () => {
     await card.getByRole("button", { name: "Überspringen" }).click();
     await expect(panel.locator(".message.user").filter({ hasText: "Überspringen" })).toHaveCount(1);
     // Back to English for the other tests, which share the demo user.
-    await waitForHydration(page);
-    await page.getByRole("button", { name: "EN", exact: true }).click();
+    await pickLanguage(page, "EN");
     await expect(page.getByRole("button", { name: "Start a guided tour" })).toBeVisible();
   });
 });
