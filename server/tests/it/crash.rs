@@ -168,6 +168,7 @@ impl ServerProcess {
     fn client(&self) -> Client {
         Client {
             http: reqwest::Client::builder()
+                .timeout(crate::harness::REQUEST_TIMEOUT)
                 .cookie_store(true)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()

@@ -13,6 +13,10 @@ use tokio::sync::Semaphore;
 
 pub const PASSWORD: &str = "test-password";
 
+/// No request in these tests takes more than a moment; one that hangs fails the test by name
+/// instead of stalling the whole run.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
 pub struct TestServer {
     pub running: Option<Running>,
     pub base: String,
@@ -62,6 +66,7 @@ impl TestServer {
     pub fn client(&self) -> Client {
         Client {
             http: reqwest::Client::builder()
+                .timeout(crate::harness::REQUEST_TIMEOUT)
                 .cookie_store(true)
                 .redirect(reqwest::redirect::Policy::none())
                 .build()

@@ -126,7 +126,7 @@ async fn the_session_cookie_is_http_only_and_secure_behind_tls() {
 
 /// The session token a sign-in hands out, read from its Set-Cookie header.
 async fn fresh_token(server: &TestServer) -> String {
-    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let client = reqwest::Client::builder().timeout(crate::harness::REQUEST_TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let response = client
         .post(format!("{}/api/login", server.base))
         .form(&[("username", "demo"), ("password", crate::harness::PASSWORD)])
@@ -145,7 +145,7 @@ async fn a_missing_forged_or_revoked_session_is_refused_everywhere_and_changes_n
     let (_, before) = owner.conversation(&id).await;
 
     let revoked = fresh_token(&server).await;
-    let plain = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let plain = reqwest::Client::builder().timeout(crate::harness::REQUEST_TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let logout = plain
         .post(format!("{}/api/logout", server.base))
         .header("cookie", format!("tourguide_session={revoked}"))
