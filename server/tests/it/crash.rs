@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use crate::harness::{Client, PASSWORD};
+use crate::harness::{Client, PASSWORD, texts};
 
 const NEW_TITLE: &str = "Bread that survives a crash";
 
@@ -165,26 +165,12 @@ impl ServerProcess {
         assert_eq!(status.signal(), Some(9), "the server died of SIGKILL");
     }
 
-    fn client(&self) -> Client {
-        Client {
-            http: reqwest::Client::builder()
-                .timeout(crate::harness::REQUEST_TIMEOUT)
-                .cookie_store(true)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            base: self.base.clone(),
-        }
+    /// A new browser session on this process (a restart listens on another port).
+    async fn signed_in(&self) -> Client {
+        let client = Client::new(&self.base);
+        client.sign_in("demo").await;
+        client
     }
-}
-
-async fn sign_in(client: &Client) {
-    let response = client.call("login", &[("username", "demo"), ("password", PASSWORD)]).await;
-    assert!(response.status().is_success() || response.status().is_redirection(), "{}", response.status());
-}
-
-fn texts(conversation: &Value) -> Vec<String> {
-    conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
 }
 
 async fn ask(client: &Client) -> (String, Value) {
@@ -220,8 +206,7 @@ async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
     let dir = tempfile::tempdir().unwrap();
     let mut model = ModelHandle::start(1).await;
     let server = ServerProcess::start(dir.path(), &model, true).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
     let (id, question) = ask(&client).await;
     answer_soft(&client, &id, &question).await;
 
@@ -231,8 +216,7 @@ async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
 
     model.hold.store(false, Ordering::SeqCst);
     let server = ServerProcess::start(dir.path(), &model, true).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
     let conversation = client.settled_conversation(&id).await;
     assert_answered_once(&conversation);
     assert_eq!(model.questions_asked.load(Ordering::SeqCst), 1, "the question was not asked again");
@@ -247,15 +231,13 @@ async fn kill_9_with_an_answer_recorded_but_not_taken_then_restart_continues_wit
 
     // A question waits; the process dies while it waits.
     let server = ServerProcess::start(dir.path(), &model, true).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
     let (id, question) = ask(&client).await;
     server.kill_9().await;
 
     // A web-only process records the answer; nobody takes it before the next kill.
     let server = ServerProcess::start(dir.path(), &model, false).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
     let (status, same) = client.conversation(&id).await;
     assert_eq!(status, 200, "{same}");
     assert_eq!(same["question"]["digest"], question["question"]["digest"], "the question survived unchanged");
@@ -266,8 +248,7 @@ async fn kill_9_with_an_answer_recorded_but_not_taken_then_restart_continues_wit
     server.kill_9().await;
 
     let server = ServerProcess::start(dir.path(), &model, true).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
     let conversation = client.settled_conversation(&id).await;
     assert_answered_once(&conversation);
     assert_eq!(model.questions_asked.load(Ordering::SeqCst), 1);
@@ -279,8 +260,7 @@ async fn kill_9_after_an_approved_write_never_writes_twice() {
     let dir = tempfile::tempdir().unwrap();
     let mut model = ModelHandle::start(1).await;
     let server = ServerProcess::start(dir.path(), &model, true).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
 
     let (status, before) = client.call_json("page", &[("id", "1")]).await;
     assert_eq!(status, 200, "{before}");
@@ -303,8 +283,7 @@ async fn kill_9_after_an_approved_write_never_writes_twice() {
 
     model.hold.store(false, Ordering::SeqCst);
     let server = ServerProcess::start(dir.path(), &model, true).await;
-    let client = server.client();
-    sign_in(&client).await;
+    let client = server.signed_in().await;
     let conversation = client.settled_conversation(&id).await;
     assert_eq!(conversation["status"], "idle", "{conversation}");
     let (_, after) = client.call_json("page", &[("id", "1")]).await;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use crate::harness::{Client, TestServer};
+use crate::harness::{Client, TestServer, texts};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -26,10 +26,6 @@ async fn card(client: &Client, skill: Option<&str>) -> (String, Value) {
 
 fn digest(conversation: &Value) -> String {
     conversation["card"]["digest"].as_str().expect("a card digest").to_string()
-}
-
-fn texts(conversation: &Value) -> Vec<String> {
-    conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
 }
 
 async fn decide(client: &Client, id: &str, digest: &str, decision: &str) -> (u16, Value) {
@@ -136,7 +132,7 @@ async fn a_write_in_a_process_run_offers_variant_and_skip_with_their_labels() {
         .unwrap();
     assert_eq!(response.status(), 200);
     let conversation = client.settled_conversation(&id).await;
-    let texts = super::decisions::texts(&conversation);
+    let texts = crate::harness::texts(&conversation);
     assert_eq!(texts[texts.len() - 2], "Überspringen");
     assert!(texts.last().unwrap().contains("reason: skip"));
     server.stop().await;

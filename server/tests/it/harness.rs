@@ -64,15 +64,7 @@ impl TestServer {
     }
 
     pub fn client(&self) -> Client {
-        Client {
-            http: reqwest::Client::builder()
-                .timeout(crate::harness::REQUEST_TIMEOUT)
-                .cookie_store(true)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap(),
-            base: self.base.clone(),
-        }
+        Client::new(&self.base)
     }
 
     pub async fn signed_in(&self, username: &str) -> Client {
@@ -81,10 +73,14 @@ impl TestServer {
             self.store().create_user(username, &hash).await.unwrap();
         }
         let client = self.client();
-        let response = client.call("login", &[("username", username), ("password", PASSWORD)]).await;
-        assert!(response.status().is_success() || response.status().is_redirection(), "{}", response.status());
+        client.sign_in(username).await;
         client
     }
+}
+
+/// The transcript as its message texts, in order.
+pub fn texts(conversation: &Value) -> Vec<String> {
+    conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
 }
 
 pub struct Client {
@@ -93,6 +89,24 @@ pub struct Client {
 }
 
 impl Client {
+    /// A browser-like client of the server at `base`: cookies kept, redirects shown, not followed.
+    pub fn new(base: &str) -> Client {
+        Client {
+            http: reqwest::Client::builder()
+                .timeout(REQUEST_TIMEOUT)
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            base: base.to_string(),
+        }
+    }
+
+    pub async fn sign_in(&self, username: &str) {
+        let response = self.call("login", &[("username", username), ("password", PASSWORD)]).await;
+        assert!(response.status().is_success() || response.status().is_redirection(), "{}", response.status());
+    }
+
     /// Calls a server function the way the WASM client does: a form-encoded POST to /api/NAME.
     pub async fn call(&self, name: &str, form: &[(&str, &str)]) -> reqwest::Response {
         self.http.post(format!("{}/api/{name}", self.base)).form(form).send().await.unwrap()

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
 
-use crate::harness::{Client, TestServer};
+use crate::harness::{Client, TestServer, texts};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -24,10 +24,6 @@ async fn asked(client: &Client, message: &str) -> (String, Value) {
 
 fn digest(conversation: &Value) -> String {
     conversation["question"]["digest"].as_str().expect("a question digest").to_string()
-}
-
-fn texts(conversation: &Value) -> Vec<String> {
-    conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
 }
 
 #[tokio::test]

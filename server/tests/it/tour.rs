@@ -11,7 +11,7 @@ use server::content::store::ContentStore;
 use server::content::{Block, Page};
 use server::Services;
 
-use crate::harness::{Client, TestServer};
+use crate::harness::{Client, TestServer, texts};
 
 async fn demo_server() -> TestServer {
     TestServer::start_services(tempfile::tempdir().unwrap(), Services::new(Arc::new(runtime::DemoProvider))).await
@@ -43,10 +43,6 @@ async fn start_tour(client: &Client, page_id: i64, accept_language: &str) -> Str
         Some(id) => id.to_string(),
         None => serde_json::from_str::<String>(&body).unwrap_or_else(|_| panic!("no conversation id in {body}")),
     }
-}
-
-fn texts(conversation: &Value) -> Vec<String> {
-    conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
 }
 
 fn option_labels(conversation: &Value) -> Vec<String> {
