@@ -12,9 +12,10 @@ use app::backend::{ChatBackend, CurrentUser, NewSession};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::input_form::{InputAnswer, InputPauseForm, YesNo};
-use app::model::{PollView, 
+use app::model::{
     ApprovalCardView, CardAnswers, CardDecision, ConversationStatus, ConversationSummary, ConversationView,
-    BlockView, MessageRole, MessageView, PageSummaryView, PageView, PendingCallView, QuestionView, SessionView,
+    BlockView, MessageRole, MessageView, PageSummaryView, PageView, PendingCallView, PollView, QuestionView,
+    SessionView,
 };
 use runtime::{Actor, PauseView, RunStatus, Runtime};
 
@@ -125,15 +126,15 @@ impl ChatService {
         }
     }
 
-    /// Hands a recorded answer or decision back when no worker took it: the conversation has been
-    /// `processing` for longer than the grace period, no job exists for it, and the run still
-    /// waits. Runs on every read of the conversation, so the reader never waits on a lost dispatch.
     /// A recorded answer or decision that sat past the grace period may have lost its job.
     fn may_need_reconcile(&self, row: &ConversationRow) -> bool {
         let age = crate::store::now().saturating_sub(row.updated_at);
         row.status == "processing" && row.approval_decision.is_some() && age >= self.reconcile_grace.as_secs() as i64
     }
 
+    /// Hands a recorded answer or decision back when no worker took it: the conversation has been
+    /// `processing` for longer than the grace period, no job exists for it, and the run still
+    /// waits. Runs on every read of the conversation, so the reader never waits on a lost dispatch.
     pub async fn reconcile(&self, row: &ConversationRow) -> Result<bool, AppError> {
         if !self.may_need_reconcile(row) {
             return Ok(false);
@@ -152,6 +153,61 @@ impl ChatService {
         };
         tracing::warn!(conversation = %row.id, "no worker took the recorded answer or decision; handing it back");
         self.store.hand_back(&row.id, back_to, Some("not_delivered")).await.map_err(internal)
+    }
+
+    /// The conversation as the page shows it, from a row its owner just read. A reconcile may
+    /// change the row, which is then read again.
+    async fn view_of(&self, user: &CurrentUser, mut row: ConversationRow, lang: Lang) -> Result<ConversationView, AppError> {
+        if self.reconcile(&row).await? {
+            row = self.owned(user, &row.id).await?;
+        }
+        let messages = self.store.messages(&row.id).await.map_err(internal)?;
+        let status = status_of(&row);
+        let pause = match status {
+            ConversationStatus::AwaitingInput | ConversationStatus::AwaitingApproval => self.pause_of(&row).await?,
+            _ => None,
+        };
+        let (question, card) = match pause {
+            Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
+                (Some(QuestionView { digest: pause.digest, form: InputPauseForm::parse(&pause.schema) }), None)
+            }
+            Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
+                let answers = self.card_answers(&row, &pause);
+                let calls = pause
+                    .pending_calls
+                    .iter()
+                    .map(|call| PendingCallView {
+                        name: call.name.clone(),
+                        arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
+                        declares_write: call.declares_write,
+                        tool_registered: call.tool_registered,
+                    })
+                    .collect();
+                (None, Some(ApprovalCardView { digest: pause.digest, answers, calls }))
+            }
+            _ => (None, None),
+        };
+        Ok(ConversationView {
+            status,
+            error: row.error_code.as_deref().map(|code| handback::sentence(code, lang).to_string()),
+            question,
+            card,
+            process_run: self.skills.is_process_run(&row),
+            messages: messages
+                .into_iter()
+                .map(|message| {
+                    let assistant = message.role != "user";
+                    MessageView {
+                        id: message.id,
+                        role: if assistant { MessageRole::Assistant } else { MessageRole::User },
+                        html: assistant.then(|| crate::markdown::to_safe_html(&message.content)),
+                        content: message.content,
+                    }
+                })
+                .collect(),
+            id: row.id,
+            title: row.title,
+        })
     }
 
     /// A turn that started goes to the worker; one that did not says why.
@@ -259,62 +315,13 @@ impl ChatBackend for ChatService {
                 return Ok(PollView { status: ConversationStatus::Processing, total: after, conversation: None });
             }
         }
-        let view = self.conversation(user, id, lang).await?;
+        let view = self.view_of(user, row, lang).await?;
         Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) })
     }
 
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
-        let mut row = self.owned(user, id).await?;
-        if self.reconcile(&row).await? {
-            row = self.owned(user, id).await?;
-        }
-        let messages = self.store.messages(&row.id).await.map_err(internal)?;
-        let status = status_of(&row);
-        let pause = match status {
-            ConversationStatus::AwaitingInput | ConversationStatus::AwaitingApproval => self.pause_of(&row).await?,
-            _ => None,
-        };
-        let (question, card) = match pause {
-            Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
-                (Some(QuestionView { digest: pause.digest, form: InputPauseForm::parse(&pause.schema) }), None)
-            }
-            Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
-                let answers = self.card_answers(&row, &pause);
-                let calls = pause
-                    .pending_calls
-                    .iter()
-                    .map(|call| PendingCallView {
-                        name: call.name.clone(),
-                        arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
-                        declares_write: call.declares_write,
-                        tool_registered: call.tool_registered,
-                    })
-                    .collect();
-                (None, Some(ApprovalCardView { digest: pause.digest, answers, calls }))
-            }
-            _ => (None, None),
-        };
-        Ok(ConversationView {
-            status,
-            error: row.error_code.as_deref().map(|code| handback::sentence(code, lang).to_string()),
-            question,
-            card,
-            process_run: self.skills.is_process_run(&row),
-            messages: messages
-                .into_iter()
-                .map(|message| {
-                    let assistant = message.role != "user";
-                    MessageView {
-                        id: message.id,
-                        role: if assistant { MessageRole::Assistant } else { MessageRole::User },
-                        html: assistant.then(|| crate::markdown::to_safe_html(&message.content)),
-                        content: message.content,
-                    }
-                })
-                .collect(),
-            id: row.id,
-            title: row.title,
-        })
+        let row = self.owned(user, id).await?;
+        self.view_of(user, row, lang).await
     }
 
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError> {
