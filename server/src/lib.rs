@@ -186,8 +186,6 @@ pub struct Services {
     pub tools: ToolRegistry,
     pub runtime_settings: RuntimeSettings,
     pub reconcile_grace: Duration,
-    /// Off only in tests that need a recorded answer to sit without a worker.
-    pub start_worker: bool,
 }
 
 impl Services {
@@ -201,7 +199,6 @@ impl Services {
             tools,
             runtime_settings: RuntimeSettings::default(),
             reconcile_grace: Duration::from_secs(45),
-            start_worker: true,
         }
     }
 }
@@ -234,8 +231,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         services.provider,
         services.runtime_settings,
     ));
-    let run_worker = config.worker && services.start_worker;
-    if run_worker {
+    if config.worker {
         // The worker process is the only one that carries work on, and it has not started yet: a
         // job or a run segment marked running belongs to a process that is gone (a crash, a
         // kill -9). Queue them again now rather than after a lease. A web-only process must not:
@@ -258,7 +254,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let worker_handle = WorkerHandle::default();
     let events = ConversationEvents::new(shutdown_receiver.clone());
     let turns = Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
-    let worker = if run_worker {
+    let worker = if config.worker {
         Worker::new(turns, worker_handle.clone()).spawn(shutdown_receiver.clone())
     } else {
         tokio::spawn(async {})

@@ -38,12 +38,17 @@ impl TestServer {
     }
 
     pub async fn start_services(dir: tempfile::TempDir, services: Services) -> TestServer {
+        Self::start_configured(dir, services, true).await
+    }
+
+    /// `worker: false` is a web-only process: answers are recorded and nobody takes them.
+    pub async fn start_configured(dir: tempfile::TempDir, services: Services, worker: bool) -> TestServer {
         let config = Config {
             database_path: dir.path().join("test.db"),
             address: "127.0.0.1:0".parse().unwrap(),
             site_root: dir.path().join("site").display().to_string(),
             demo_password: Some(PASSWORD.to_string()),
-            worker: true,
+            worker,
         };
         let running = server::serve(&config, services).await.expect("server starts");
         let base = format!("http://{}", running.address);

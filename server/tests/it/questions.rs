@@ -321,9 +321,7 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
     let dir = server.stop().await;
 
     // The same database without a worker: the answer is recorded, then its dispatch is lost.
-    let mut no_worker = services(&effects);
-    no_worker.start_worker = false;
-    let server = TestServer::start_services(dir, no_worker).await;
+    let server = TestServer::start_configured(dir, services(&effects), false).await;
     let client = server.signed_in("demo").await;
     let (status, _) = client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Title\"")]).await;
     assert_eq!(status, 200);
