@@ -1,4 +1,4 @@
 fn main() {
-    // New migration files must rebuild the binary that embeds them.
-    println!("cargo:rerun-if-changed=../migrations");
+    // New migration files must rebuild the crate that embeds them.
+    println!("cargo:rerun-if-changed=../migrations/sqlite/runtime");
 }

@@ -9,8 +9,8 @@ use crate::model::{ConversationSummary, ConversationView, SessionView};
 
 #[server(endpoint = "login")]
 pub async fn login(username: String, password: String) -> Result<(), AppError> {
-    use crate::backend::{backend, fail, session_cookie};
-    let session = backend()?.login(&username, &password).await.map_err(fail)?;
+    use crate::backend::{auth, fail, session_cookie};
+    let session = auth()?.login(&username, &password).await.map_err(fail)?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
     let cookie = session_cookie(&session.token, session.max_age_seconds);
     if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
@@ -22,9 +22,9 @@ pub async fn login(username: String, password: String) -> Result<(), AppError> {
 
 #[server(endpoint = "logout")]
 pub async fn logout() -> Result<(), AppError> {
-    use crate::backend::{backend, fail, session_cookie, session_token};
+    use crate::backend::{auth, fail, session_cookie, session_token};
     if let Some(token) = session_token() {
-        backend()?.logout(&token).await.map_err(fail)?;
+        auth()?.logout(&token).await.map_err(fail)?;
     }
     let response = expect_context::<leptos_axum::ResponseOptions>();
     let cookie = session_cookie("", 0);
@@ -37,61 +37,61 @@ pub async fn logout() -> Result<(), AppError> {
 
 #[server(endpoint = "session")]
 pub async fn session_info() -> Result<SessionView, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.session(&user, crate::backend::request_lang()).await.map_err(fail)
+    use crate::backend::{auth, fail, signed_in};
+    let user = signed_in()?;
+    auth()?.session(&user, crate::backend::request_lang()).await.map_err(fail)
 }
 
 #[server(endpoint = "conversations")]
 pub async fn list_conversations() -> Result<Vec<ConversationSummary>, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.list_conversations(&user).await.map_err(fail)
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.list_conversations(&user).await.map_err(fail)
 }
 
 #[server(endpoint = "create_conversation")]
 pub async fn create_conversation(skill: Option<String>) -> Result<String, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
     let skill = skill.filter(|skill| !skill.is_empty());
-    let id = backend()?.create_conversation(&user, skill.as_deref()).await.map_err(fail)?;
+    let id = chat()?.create_conversation(&user, skill.as_deref()).await.map_err(fail)?;
     leptos_axum::redirect(&format!("/c/{id}"));
     Ok(id)
 }
 
 #[server(endpoint = "conversation")]
 pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)
 }
 
 /// The cheap poll: `after` is the number of messages the client already shows.
 #[server(endpoint = "poll")]
 pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.poll(&user, &id, after, crate::backend::request_lang()).await.map_err(fail)
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.poll(&user, &id, after, crate::backend::request_lang()).await.map_err(fail)
 }
 
 #[server(endpoint = "send_message")]
 pub async fn send_message(conversation_id: String, content: String) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.send_message(&user, &conversation_id, &content).await.map_err(fail)
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.send_message(&user, &conversation_id, &content).await.map_err(fail)
 }
 
 /// Sets the reader's language ("" follows the browser) and reloads the page in it.
 #[server(endpoint = "set_language")]
 pub async fn set_language(language: String) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail};
+    use crate::backend::{auth, fail, signed_in};
     use crate::i18n::{Lang, Text};
-    let user = current_user().map_err(fail)?;
+    let user = signed_in()?;
     let language = match language.as_str() {
         "" => None,
         code => Some(Lang::parse(code).ok_or(AppError::Invalid(Text::Language)).map_err(fail)?),
     };
-    backend()?.set_language(&user, language).await.map_err(fail)
+    auth()?.set_language(&user, language).await.map_err(fail)
 }
 
 /// Answers the question the conversation waits on: a button (`choice`, the option's value as JSON),
@@ -104,9 +104,9 @@ pub async fn answer(
     free_text: Option<String>,
     fields: Option<std::collections::BTreeMap<String, String>>,
 ) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail, request_lang};
+    use crate::backend::{chat, fail, request_lang, signed_in};
     use crate::input_form::InputAnswer;
-    let user = current_user().map_err(fail)?;
+    let user = signed_in()?;
     let given = (choice.filter(|c| !c.is_empty()), free_text.filter(|t| !t.is_empty()), fields);
     let answer = match given {
         (Some(choice), None, None) => {
@@ -118,35 +118,35 @@ pub async fn answer(
         (None, None, Some(fields)) => InputAnswer::FormFields(fields),
         _ => return Err(fail(AppError::AnswerNotOffered)),
     };
-    backend()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await.map_err(fail)
+    chat()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await.map_err(fail)
 }
 
 /// Decides on the approval card: `approve`, `deny`, or in a process run `variant` or `skip`.
 #[server(endpoint = "decide")]
 pub async fn decide(conversation_id: String, digest: String, decision: String) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail, request_lang};
+    use crate::backend::{chat, fail, request_lang, signed_in};
     use crate::i18n::Text;
     use crate::model::CardDecision;
-    let user = current_user().map_err(fail)?;
+    let user = signed_in()?;
     let decision = CardDecision::parse(&decision).ok_or(AppError::Invalid(Text::ErrorTransport)).map_err(fail)?;
-    backend()?.decide(&user, &conversation_id, &digest, decision, request_lang()).await.map_err(fail)
+    chat()?.decide(&user, &conversation_id, &digest, decision, request_lang()).await.map_err(fail)
 }
 
 /// Runs a failed turn again over the transcript as it is.
 #[server(endpoint = "retry")]
 pub async fn retry(conversation_id: String) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.retry(&user, &conversation_id).await.map_err(fail)
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.retry(&user, &conversation_id).await.map_err(fail)
 }
 
 /// Starts a guided tour of a content page and opens its conversation.
 /// With `panel` set, the tour opens in the floating panel beside the page; else on the chat page.
 #[server(endpoint = "start_tour")]
 pub async fn start_tour(page_id: i64, panel: Option<String>) -> Result<String, AppError> {
-    use crate::backend::{backend, current_user, fail, request_lang};
-    let user = current_user().map_err(fail)?;
-    let id = backend()?.start_tour(&user, page_id, request_lang()).await.map_err(fail)?;
+    use crate::backend::{chat, fail, request_lang, signed_in};
+    let user = signed_in()?;
+    let id = chat()?.start_tour(&user, page_id, request_lang()).await.map_err(fail)?;
     if panel.is_some_and(|panel| !panel.is_empty()) {
         leptos_axum::redirect(&format!("/pages/{page_id}?c={id}"));
     } else {
@@ -157,31 +157,31 @@ pub async fn start_tour(page_id: i64, panel: Option<String>) -> Result<String, A
 
 #[server(endpoint = "pages")]
 pub async fn list_pages() -> Result<Vec<crate::model::PageSummaryView>, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.list_pages(&user).await.map_err(fail)
+    use crate::backend::{content, fail, signed_in};
+    let user = signed_in()?;
+    content()?.list_pages(&user).await.map_err(fail)
 }
 
 #[server(endpoint = "page")]
 pub async fn get_page(id: i64) -> Result<crate::model::PageView, AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.page(&user, id).await.map_err(fail)
+    use crate::backend::{content, fail, signed_in};
+    let user = signed_in()?;
+    content()?.page(&user, id).await.map_err(fail)
 }
 
 #[server(endpoint = "rename_conversation")]
 pub async fn rename_conversation(conversation_id: String, title: String) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.rename_conversation(&user, &conversation_id, &title).await.map_err(fail)
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.rename_conversation(&user, &conversation_id, &title).await.map_err(fail)
 }
 
 /// Deletes a conversation for good and goes back to the chat page.
 #[server(endpoint = "delete_conversation")]
 pub async fn delete_conversation(conversation_id: String) -> Result<(), AppError> {
-    use crate::backend::{backend, current_user, fail};
-    let user = current_user().map_err(fail)?;
-    backend()?.delete_conversation(&user, &conversation_id).await.map_err(fail)?;
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.delete_conversation(&user, &conversation_id).await.map_err(fail)?;
     leptos_axum::redirect("/");
     Ok(())
 }

@@ -1,7 +1,8 @@
-//! The seam between server functions (here, in `app`) and the chat service (in `server`).
+//! The seams between server functions (here, in `app`) and the services (in `server`).
 //!
-//! `app` must not know SQL or the runtime, so the server provides an implementation of
-//! [`ChatBackend`] as Leptos context, and the signed-in user as a request extension.
+//! `app` must not know SQL or the runtime, so the server provides implementations of
+//! [`AuthBackend`], [`ChatBackend`] and [`ContentBackend`] as Leptos context ([`Backends`]), and
+//! the signed-in user as a request extension.
 
 use std::sync::Arc;
 
@@ -9,7 +10,11 @@ use async_trait::async_trait;
 use leptos::prelude::*;
 
 use crate::error::AppError;
-use crate::model::{ConversationSummary, ConversationView, SessionView};
+use crate::i18n::Lang;
+use crate::input_form::InputAnswer;
+use crate::model::{
+    CardDecision, ConversationSummary, ConversationView, PageSummaryView, PageView, PollView, SessionView,
+};
 
 /// The signed-in user, put into the request's extensions by the server's session middleware.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +22,7 @@ pub struct CurrentUser {
     pub id: i64,
     pub username: String,
     /// The language the user chose; `None` follows the browser.
-    pub language: Option<crate::i18n::Lang>,
+    pub language: Option<Lang>,
 }
 
 /// A fresh session: the cookie value to hand to the browser.
@@ -27,56 +32,79 @@ pub struct NewSession {
     pub max_age_seconds: i64,
 }
 
+/// Signing in and out, and what the header shows of the session.
 #[async_trait]
-pub trait ChatBackend: Send + Sync + 'static {
+pub trait AuthBackend: Send + Sync + 'static {
     async fn login(&self, username: &str, password: &str) -> Result<NewSession, AppError>;
     async fn logout(&self, session_token: &str) -> Result<(), AppError>;
-    async fn session(&self, user: &CurrentUser, lang: crate::i18n::Lang) -> Result<SessionView, AppError>;
+    async fn session(&self, user: &CurrentUser, lang: Lang) -> Result<SessionView, AppError>;
+    async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError>;
+}
+
+/// Conversations, their questions and cards.
+#[async_trait]
+pub trait ChatBackend: Send + Sync + 'static {
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError>;
     async fn create_conversation(&self, user: &CurrentUser, skill: Option<&str>) -> Result<String, AppError>;
-    async fn conversation(&self, user: &CurrentUser, id: &str, lang: crate::i18n::Lang) -> Result<ConversationView, AppError>;
-    async fn poll(
-        &self,
-        user: &CurrentUser,
-        id: &str,
-        after: usize,
-        lang: crate::i18n::Lang,
-    ) -> Result<crate::model::PollView, AppError>;
+    async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError>;
+    async fn poll(&self, user: &CurrentUser, id: &str, after: usize, lang: Lang) -> Result<PollView, AppError>;
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
     async fn answer(
         &self,
         user: &CurrentUser,
         id: &str,
         digest: &str,
-        answer: crate::input_form::InputAnswer,
-        lang: crate::i18n::Lang,
+        answer: InputAnswer,
+        lang: Lang,
     ) -> Result<(), AppError>;
     async fn decide(
         &self,
         user: &CurrentUser,
         id: &str,
         digest: &str,
-        decision: crate::model::CardDecision,
-        lang: crate::i18n::Lang,
+        decision: CardDecision,
+        lang: Lang,
     ) -> Result<(), AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError>;
     async fn delete_conversation(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
-    async fn list_pages(&self, user: &CurrentUser) -> Result<Vec<crate::model::PageSummaryView>, AppError>;
-    async fn page(&self, user: &CurrentUser, id: i64) -> Result<crate::model::PageView, AppError>;
     /// Starts a guided tour of a content page: a process run, begun with a first message.
-    async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: crate::i18n::Lang) -> Result<String, AppError>;
-    async fn set_language(&self, user: &CurrentUser, language: Option<crate::i18n::Lang>) -> Result<(), AppError>;
+    async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: Lang) -> Result<String, AppError>;
 }
 
-pub type Backend = Arc<dyn ChatBackend>;
+/// The content pages beside the chat.
+#[async_trait]
+pub trait ContentBackend: Send + Sync + 'static {
+    async fn list_pages(&self, user: &CurrentUser) -> Result<Vec<PageSummaryView>, AppError>;
+    async fn page(&self, user: &CurrentUser, id: i64) -> Result<PageView, AppError>;
+}
+
+/// The three services, provided as one context value.
+#[derive(Clone)]
+pub struct Backends {
+    pub auth: Arc<dyn AuthBackend>,
+    pub chat: Arc<dyn ChatBackend>,
+    pub content: Arc<dyn ContentBackend>,
+}
+
+fn backends() -> Result<Backends, AppError> {
+    use_context::<Backends>().ok_or(AppError::Internal)
+}
+
+pub fn auth() -> Result<Arc<dyn AuthBackend>, AppError> {
+    Ok(backends()?.auth)
+}
+
+pub fn chat() -> Result<Arc<dyn ChatBackend>, AppError> {
+    Ok(backends()?.chat)
+}
+
+pub fn content() -> Result<Arc<dyn ContentBackend>, AppError> {
+    Ok(backends()?.content)
+}
 
 /// The name of the session cookie; the server's middleware reads it, `login` writes it.
 pub const SESSION_COOKIE: &str = "tourguide_session";
-
-pub fn backend() -> Result<Backend, AppError> {
-    use_context::<Backend>().ok_or(AppError::Internal)
-}
 
 pub fn current_user() -> Result<CurrentUser, AppError> {
     use_context::<axum::http::request::Parts>()
@@ -84,8 +112,13 @@ pub fn current_user() -> Result<CurrentUser, AppError> {
         .ok_or(AppError::Unauthenticated)
 }
 
+/// The signed-in user of a server function, or a 401 for the caller.
+pub fn signed_in() -> Result<CurrentUser, AppError> {
+    current_user().map_err(fail)
+}
+
 /// The reader's language: their own setting, else the browser's `Accept-Language`, else English.
-pub fn request_lang() -> crate::i18n::Lang {
+pub fn request_lang() -> Lang {
     let Some(parts) = use_context::<axum::http::request::Parts>() else { return Default::default() };
     if let Some(language) = parts.extensions.get::<CurrentUser>().and_then(|user| user.language) {
         return language;
@@ -94,7 +127,7 @@ pub fn request_lang() -> crate::i18n::Lang {
         .headers
         .get(axum::http::header::ACCEPT_LANGUAGE)
         .and_then(|value| value.to_str().ok())
-        .and_then(crate::i18n::Lang::from_accept_language)
+        .and_then(Lang::from_accept_language)
         .unwrap_or_default()
 }
 

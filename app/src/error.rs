@@ -20,6 +20,9 @@ pub enum AppError {
     Busy,
     #[error("Something went wrong on the server")]
     Internal,
+    /// The state of a waiting run could not be read, so nothing was changed.
+    #[error("the waiting run's state could not be checked")]
+    Unavailable,
     #[error("the conversation is not waiting for an answer")]
     NotAwaitingInput,
     #[error("the answer was not offered")]
@@ -50,6 +53,7 @@ impl AppError {
             AppError::Invalid(text) => *text,
             AppError::Busy => Text::ErrorBusy,
             AppError::Internal => Text::ErrorInternal,
+            AppError::Unavailable => Text::ErrorUnavailable,
             AppError::NotAwaitingInput => Text::ErrorNotAwaitingInput,
             AppError::AnswerNotOffered => Text::ErrorInputNotOffered,
             AppError::QuestionChanged => Text::ErrorQuestionChanged,
@@ -76,6 +80,7 @@ impl AppError {
             | AppError::ApprovalStillPending
             | AppError::NotResumable => 409,
             AppError::Internal => 500,
+            AppError::Unavailable => 503,
             AppError::ServerFn(ServerFnErrorErr::Args(_))
             | AppError::ServerFn(ServerFnErrorErr::MissingArg(_))
             | AppError::ServerFn(ServerFnErrorErr::Deserialization(_)) => 400,

@@ -113,6 +113,7 @@ catalogue! {
     ErrorNotFound => "Conversation not found.", "Unterhaltung nicht gefunden.";
     ErrorBusy => "The assistant is still working on this conversation.", "Der Assistent arbeitet noch an dieser Unterhaltung.";
     ErrorInternal => "Something went wrong on the server. Please try again.", "Auf dem Server ist etwas schiefgegangen. Bitte versuche es erneut.";
+    ErrorUnavailable => "It could not be checked whether the assistant still waits here, so nothing was changed. Please try again in a moment.", "Es ließ sich nicht prüfen, ob der Assistent hier noch wartet, daher wurde nichts geändert. Bitte versuche es gleich noch einmal.";
     ErrorTransport => "The request could not be completed. Please try again.", "Die Anfrage konnte nicht abgeschlossen werden. Bitte versuche es erneut.";
     ErrorEmptyMessage => "The message is empty.", "Die Nachricht ist leer.";
     ErrorMessageTooLong => "The message is too long.", "Die Nachricht ist zu lang.";

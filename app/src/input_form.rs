@@ -90,8 +90,7 @@ pub struct AnswerNotOffered;
 impl InputPauseForm {
     pub fn parse(schema: &Value) -> InputPauseForm {
         let question_of_schema = text_field(schema, "title").or_else(|| text_field(schema, "description"));
-        let unsupported =
-            || InputPauseForm::Unsupported { question: question_of_schema.clone().unwrap_or_default() };
+        let unsupported = || InputPauseForm::Unsupported { question: question_of_schema.clone().unwrap_or_default() };
 
         let Some(schema) = schema.as_object() else { return unsupported() };
         if schema.get("type").is_some_and(|kind| kind != "object") {
@@ -114,8 +113,12 @@ impl InputPauseForm {
             read.push((name.clone(), property, reading, required.contains(&name.as_str())));
         }
 
-        let with_options: Vec<usize> =
-            read.iter().enumerate().filter(|(_, (_, _, reading, _))| reading.options.is_some()).map(|(i, _)| i).collect();
+        let with_options: Vec<usize> = read
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, reading, _))| reading.options.is_some())
+            .map(|(i, _)| i)
+            .collect();
         if let [choice_index] = with_options[..] {
             let others: Vec<usize> = (0..read.len()).filter(|i| *i != choice_index).collect();
             let free_text = match others[..] {
@@ -180,7 +183,8 @@ impl InputPauseForm {
     pub fn check(&self, answer: &InputAnswer, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerNotOffered> {
         match (self, answer) {
             (InputPauseForm::Choice(choice), InputAnswer::Choice(value)) => {
-                let option = choice.options.iter().find(|option| same_value(&option.value, value)).ok_or(AnswerNotOffered)?;
+                let option =
+                    choice.options.iter().find(|option| same_value(&option.value, value)).ok_or(AnswerNotOffered)?;
                 Ok(AcceptedAnswer {
                     data: Map::from_iter([(choice.property.clone(), option.value.clone())]),
                     display: option.label.clone(),

@@ -46,7 +46,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn initial_lang() -> Lang {
     #[cfg(feature = "ssr")]
     {
-        crate::backend::request_lang()
+        backend::request_lang()
     }
     #[cfg(not(feature = "ssr"))]
     {

@@ -196,11 +196,22 @@ pub struct PageSummaryView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BlockView {
-    Heading { level: u8, text: String },
-    Paragraph { text: String },
-    Image { src: String, alt: String },
+    Heading {
+        level: u8,
+        text: String,
+    },
+    Paragraph {
+        text: String,
+    },
+    Image {
+        src: String,
+        alt: String,
+    },
     /// `href` is `None` when the stored target is not a safe link (e.g. `javascript:`).
-    Link { text: String, href: Option<String> },
+    Link {
+        text: String,
+        href: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -44,13 +44,8 @@ fn args() -> Args {
 /// 1,000 event streams need 1,000 sockets on each side; a default soft limit of 1,024 is too
 /// close. The server inherits the raised limit.
 fn raise_open_file_limit() {
-    // SAFETY: plain getrlimit/setrlimit on this process with a valid struct.
-    unsafe {
-        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < 8_192 {
-            limit.rlim_cur = limit.rlim_max.min(8_192);
-            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-        }
+    if let Err(error) = rlimit::increase_nofile_limit(8_192) {
+        println!("could not raise the open file limit: {error}");
     }
 }
 

@@ -52,7 +52,9 @@ async fn complete(State(model): State<Model>, Json(request): Json<Value>) -> Jso
     let content = last["content"].as_str().unwrap_or_default().to_string();
     match last["role"].as_str() {
         Some("tool") => {
-            if let Some(tag) = content.split("yes-").nth(1).map(|rest| rest.split('"').next().unwrap_or(rest).to_string()) {
+            if let Some(tag) =
+                content.split("yes-").nth(1).map(|rest| rest.split('"').next().unwrap_or(rest).to_string())
+            {
                 if let Some(waiter) = model.waiting.lock().unwrap().remove(&tag) {
                     let _ = waiter.send(at);
                 }

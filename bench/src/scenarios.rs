@@ -41,7 +41,8 @@ impl Report {
 
     pub fn machine(&mut self) {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':']));
+        let cpu =
+            cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':']));
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let memory = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).map(str::trim).unwrap_or("?");
         let command = |program: &str, args: &[&str]| {
@@ -117,7 +118,8 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
     let opening = Instant::now();
     let mut streams = Vec::with_capacity(STREAMS);
     for _ in 0..STREAMS {
-        let (http, url, ready, armed, seen) = (client.http.clone(), url.clone(), ready.clone(), armed.clone(), seen.clone());
+        let (http, url, ready, armed, seen) =
+            (client.http.clone(), url.clone(), ready.clone(), armed.clone(), seen.clone());
         streams.push(tokio::spawn(async move {
             let response = http.get(&url).send().await.expect("the stream opens");
             assert_eq!(response.status(), 200, "event stream refused");
@@ -173,11 +175,17 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
         &[
             vec!["RSS idle".into(), mib(idle)],
             vec!["RSS with 1,000 open streams".into(), mib(with_streams)],
-            vec!["per open stream".into(), format!("{:.1} KiB", (with_streams.saturating_sub(idle)) as f64 / STREAMS as f64)],
+            vec![
+                "per open stream".into(),
+                format!("{:.1} KiB", (with_streams.saturating_sub(idle)) as f64 / STREAMS as f64),
+            ],
             vec!["RSS one second after closing them".into(), mib(after_close)],
             vec!["time to open 1,000 streams".into(), ms(opened_in)],
             vec!["message sent → `changed` at a stream, p50".into(), ms(fan_out.p50())],
-            vec!["message sent → `changed` at a stream, p99 / last".into(), format!("{} / {}", ms(fan_out.p99()), ms(fan_out.percentile(100.0)))],
+            vec![
+                "message sent → `changed` at a stream, p99 / last".into(),
+                format!("{} / {}", ms(fan_out.p99()), ms(fan_out.percentile(100.0))),
+            ],
         ],
     );
 }
@@ -338,8 +346,20 @@ pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client
     report.table(
         &["poll", "requests", "throughput", "p50", "p99"],
         &[
-            vec!["fast path".into(), fast.len().to_string(), per_second(fast.len(), fast_elapsed), ms(fast.p50()), ms(fast.p99())],
-            vec!["full".into(), full.len().to_string(), per_second(full.len(), full_elapsed), ms(full.p50()), ms(full.p99())],
+            vec![
+                "fast path".into(),
+                fast.len().to_string(),
+                per_second(fast.len(), fast_elapsed),
+                ms(fast.p50()),
+                ms(fast.p99()),
+            ],
+            vec![
+                "full".into(),
+                full.len().to_string(),
+                per_second(full.len(), full_elapsed),
+                ms(full.p50()),
+                ms(full.p99()),
+            ],
         ],
     );
 }
@@ -355,7 +375,7 @@ async fn database(server: &ServerProcess) -> SqlitePool {
 }
 
 fn message_text(n: usize) -> String {
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         format!("Question {n}: could you look at the **opening hours** on the [contact page](/pages/3) and tell me what reads oddly?")
     } else {
         format!(
@@ -410,7 +430,12 @@ pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProc
     );
     report.table(
         &["requests", "HTML size", "p50", "p99"],
-        &[vec![sample.len().to_string(), format!("{:.1} KiB", size as f64 / 1024.0), ms(sample.p50()), ms(sample.p99())]],
+        &[vec![
+            sample.len().to_string(),
+            format!("{:.1} KiB", size as f64 / 1024.0),
+            ms(sample.p50()),
+            ms(sample.p99()),
+        ]],
     );
 }
 
@@ -438,7 +463,9 @@ async fn add_conversations(pool: &SqlitePool, user: i64, from: usize, to: usize)
             .execute(&mut *tx)
             .await
             .unwrap();
-        for (role, content) in [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")] {
+        for (role, content) in
+            [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")]
+        {
             sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
                 .bind(&id)
                 .bind(role)
@@ -470,7 +497,8 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
         .execute(&pool)
         .await
         .unwrap();
-    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE username = 'growth'").fetch_one(&pool).await.unwrap();
+    let user: i64 =
+        sqlx::query_scalar("SELECT id FROM users WHERE username = 'growth'").fetch_one(&pool).await.unwrap();
     let client = Client::signed_in(&server.base, "growth").await;
     let working = working_conversation(&client).await;
     let idle = conversation_id(0);
@@ -521,7 +549,16 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
         ),
     );
     report.table(
-        &["conversations", "list p50", "list p99", "fast poll p50", "fast poll p99", "full poll p50", "full poll p99", "(insert time)"],
+        &[
+            "conversations",
+            "list p50",
+            "list p99",
+            "fast poll p50",
+            "fast poll p99",
+            "full poll p50",
+            "full poll p99",
+            "(insert time)",
+        ],
         &rows,
     );
 }

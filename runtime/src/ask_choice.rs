@@ -6,6 +6,8 @@ use serde_json::{json, Value};
 use crate::tool::{Tool, ToolContext, ToolError, ToolSpec};
 
 pub const ASK_CHOICE: &str = "ask_choice";
+/// The result reads "The user picked: OPTION".
+pub const PICKED: &str = "The user picked: ";
 const MAX_QUESTION_CHARS: usize = 300;
 const MAX_OPTION_CHARS: usize = 120;
 const MIN_OPTIONS: usize = 2;
@@ -120,14 +122,11 @@ impl Tool for AskChoiceTool {
 
     async fn execute(&self, arguments: Value, _context: &ToolContext) -> Result<String, ToolError> {
         let choice = parse(&arguments)?;
-        let answer = arguments
-            .get("answer")
-            .and_then(Value::as_str)
-            .ok_or_else(|| rejected("no answer was given."))?;
+        let answer = arguments.get("answer").and_then(Value::as_str).ok_or_else(|| rejected("no answer was given."))?;
         if !choice.options.iter().any(|option| option == answer) {
             return Err(rejected("the answer is not one of the options."));
         }
-        Ok(format!("The user picked: {answer}"))
+        Ok(format!("{PICKED}{answer}"))
     }
 }
 
@@ -143,7 +142,8 @@ mod tests {
 
     #[test]
     fn builds_a_schema_with_the_question_and_the_options() {
-        let schema = AskChoiceTool.input_schema_for(&json!({"question": " Which first? ", "options": ["Intro", "Body"]}));
+        let schema =
+            AskChoiceTool.input_schema_for(&json!({"question": " Which first? ", "options": ["Intro", "Body"]}));
         assert_eq!(
             schema.unwrap(),
             Some(json!({

@@ -57,10 +57,7 @@ fn write_string(text: &str, out: &mut String) {
 
 fn calls_value(calls: &[ToolCall]) -> Value {
     Value::Array(
-        calls
-            .iter()
-            .map(|call| json!({ "id": call.id, "name": call.name, "arguments": call.arguments }))
-            .collect(),
+        calls.iter().map(|call| json!({ "id": call.id, "name": call.name, "arguments": call.arguments })).collect(),
     )
 }
 

@@ -25,10 +25,8 @@ pub fn check_schema(schema: &Value) -> Result<(), UnusableSchema> {
         Some(Value::String(kind)) if kind == "object" => {}
         _ => return Err(UnusableSchema("type is not \"object\"".into())),
     }
-    let has_property = object
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|properties| !properties.is_empty());
+    let has_property =
+        object.get("properties").and_then(Value::as_object).is_some_and(|properties| !properties.is_empty());
     if !has_property {
         return Err(UnusableSchema("no properties".into()));
     }
@@ -40,12 +38,11 @@ pub fn check_schema(schema: &Value) -> Result<(), UnusableSchema> {
 /// option list is enforced even if the schema engine's handling of a keyword ever changes.
 pub fn validate_submission(schema: &Value, values: &Map<String, Value>) -> Result<(), SubmissionError> {
     check_schema(schema).map_err(SubmissionError::Schema)?;
-    let validator = jsonschema::validator_for(schema).map_err(|e| SubmissionError::Schema(UnusableSchema(e.to_string())))?;
+    let validator =
+        jsonschema::validator_for(schema).map_err(|e| SubmissionError::Schema(UnusableSchema(e.to_string())))?;
     let instance = Value::Object(values.clone());
     if let Some(error) = validator.iter_errors(&instance).next() {
-        return Err(SubmissionError::Invalid(InvalidSubmission::Structure {
-            path: error.instance_path().to_string(),
-        }));
+        return Err(SubmissionError::Invalid(InvalidSubmission::Structure { path: error.instance_path().to_string() }));
     }
     let properties = schema.get("properties").and_then(Value::as_object);
     for (field, property) in properties.into_iter().flatten() {
@@ -119,7 +116,8 @@ mod tests {
 
     #[test]
     fn big_integer_options_are_compared_exactly() {
-        let schema = json!({"type": "object", "properties": {"a": {"type": "integer", "enum": [9007199254740993u64, 1]}}});
+        let schema =
+            json!({"type": "object", "properties": {"a": {"type": "integer", "enum": [9007199254740993u64, 1]}}});
         assert!(validate_submission(&schema, &map(json!({"a": 9007199254740993u64}))).is_ok());
         assert!(validate_submission(&schema, &map(json!({"a": 1.0}))).is_ok());
         assert!(!same_value(&json!(9007199254740993u64), &json!(9007199254740992u64)));

@@ -1,36 +1,35 @@
 //! The agent runtime: persisted runs, tools, approvals, input pauses, and model providers.
 //!
-//! Architecture invariant: this crate knows nothing of HTTP, HTML or Leptos. It speaks in
-//! transcripts, tool calls and typed errors; the server maps those to status codes and sentences.
+//! Architecture invariant: this crate knows nothing of HTTP, HTML, Leptos, the chat's tables or
+//! the tools an application registers. It speaks in transcripts, tool calls and typed errors; the
+//! server maps those to status codes and sentences.
 //! (The OpenAI-compatible client speaks HTTP to its provider, but none of that leaks out of it.)
 
 pub mod ask_choice;
-pub mod demo;
 pub mod digest;
 pub mod input;
 pub mod message;
 pub mod openai;
 pub mod provider;
 pub mod refusal;
+pub mod results;
 pub mod run;
 pub mod runtime;
-mod showcase;
 pub mod store;
 pub mod tool;
 mod tool_loop;
 
-pub use ask_choice::{AskChoiceTool, ASK_CHOICE};
-pub use demo::DemoProvider;
+pub use ask_choice::{AskChoiceTool, ASK_CHOICE, PICKED};
 pub use input::InvalidSubmission;
 pub use message::{ChatMessage, Role, ToolCall};
 pub use openai::{OpenAiConfig, OpenAiConfigError, OpenAiProvider};
 pub use provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
 pub use refusal::{Refusal, RuntimeError};
 pub use run::{
-    Actor, ApprovalDecision, ApprovalPause, DecisionError, DenialReason, EventKind, FailureReason,
-    GuardedCancelResult, InputPause, InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest,
-    RunResult, RunStatus, RunView, DEFAULT_MAX_ROUNDS, MAX_ROUNDS_LIMIT,
+    Actor, ApprovalDecision, ApprovalPause, DecisionError, DenialReason, EventKind, FailureReason, GuardedCancelResult,
+    InputPause, InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus,
+    RunView, DEFAULT_MAX_ROUNDS, MAX_ROUNDS_LIMIT,
 };
 pub use runtime::{ReapReport, Runtime, RuntimeSettings};
-pub use store::{sqlite_options, StoreError, MIGRATOR};
+pub use store::{migrations, StoreError};
 pub use tool::{RegisteredTool, RegistryError, Tool, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec};

@@ -136,6 +136,14 @@ impl DenialReason {
             DenialReason::Skip => "skip",
         }
     }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "variant" => Some(DenialReason::Variant),
+            "skip" => Some(DenialReason::Skip),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -246,10 +254,7 @@ impl InputPause {
             return None;
         }
         let only = properties.values().next()?;
-        only.get("title")
-            .or_else(|| only.get("description"))
-            .and_then(|v| v.as_str())
-            .filter(|s| !s.trim().is_empty())
+        only.get("title").or_else(|| only.get("description")).and_then(|v| v.as_str()).filter(|s| !s.trim().is_empty())
     }
 }
 
@@ -291,6 +296,19 @@ impl FailureReason {
             FailureReason::StoreFailed => "store_failed",
         }
     }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "provider_failed" => FailureReason::ProviderFailed,
+            "retries_exhausted" => FailureReason::RetriesExhausted,
+            "not_retryable" => FailureReason::NotRetryable,
+            "suspend_failed" => FailureReason::SuspendFailed,
+            "tool_misconfigured" => FailureReason::ToolMisconfigured,
+            "state_unreadable" => FailureReason::StateUnreadable,
+            "store_failed" => FailureReason::StoreFailed,
+            _ => return None,
+        })
+    }
 }
 
 /// How one call into the runtime ended. New variants may appear: keep a default arm.
@@ -327,7 +345,8 @@ pub struct RunResult {
 }
 
 /// Answer of `cancel_if_waiting`. `status` is what the run holds after the attempt; `None` for an
-/// unknown run or an actor who may not see it (deliberately indistinguishable), or a failed read.
+/// unknown run or an actor who may not see it (deliberately indistinguishable). A failed read is
+/// an error of its own, never `None`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GuardedCancelResult {
     pub cancelled: bool,

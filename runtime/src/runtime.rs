@@ -3,8 +3,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use db::{now, Db};
 use serde_json::json;
-use sqlx::SqlitePool;
 use uuid::Uuid;
 
 use crate::digest::digests_match;
@@ -16,7 +16,7 @@ use crate::run::{
     clamp_rounds, Actor, ApprovalDecision, ApprovalPause, EventKind, FailureReason, GuardedCancelResult, InputPause,
     InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
 };
-use crate::store::{now, NewRun, RunRecord, Settle, Store, StoreError};
+use crate::store::{NewRun, RunRecord, Settle, Store, StoreError};
 use crate::tool::{ToolEffect, ToolRegistry};
 use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
 
@@ -33,7 +33,12 @@ pub struct RuntimeSettings {
 
 impl Default for RuntimeSettings {
     fn default() -> Self {
-        RuntimeSettings { lease_seconds: 900, max_requeues: 3, retry_backoff_seconds: 30, max_retry_backoff_seconds: 600 }
+        RuntimeSettings {
+            lease_seconds: 900,
+            max_requeues: 3,
+            retry_backoff_seconds: 30,
+            max_retry_backoff_seconds: 600,
+        }
     }
 }
 
@@ -99,13 +104,9 @@ fn decode_state(record: &RunRecord) -> Option<SuspendedState> {
 }
 
 impl Runtime {
-    pub fn new(
-        pool: SqlitePool,
-        tools: Arc<ToolRegistry>,
-        provider: Arc<dyn ModelProvider>,
-        settings: RuntimeSettings,
-    ) -> Self {
-        Runtime { store: Store::new(pool), tools, provider, settings }
+    /// The database behind `db` must hold the runtime's tables ([`crate::migrations`]).
+    pub fn new(db: Db, tools: Arc<ToolRegistry>, provider: Arc<dyn ModelProvider>, settings: RuntimeSettings) -> Self {
+        Runtime { store: Store::new(db), tools, provider, settings }
     }
 
     pub fn tools(&self) -> &ToolRegistry {
@@ -171,12 +172,7 @@ impl Runtime {
     }
 
     /// Decides an approval pause. The decision applies to the whole pending turn.
-    pub async fn approve(
-        &self,
-        actor: &Actor,
-        run_id: Uuid,
-        decision: ApprovalDecision,
-    ) -> Result<RunResult, Refusal> {
+    pub async fn approve(&self, actor: &Actor, run_id: Uuid, decision: ApprovalDecision) -> Result<RunResult, Refusal> {
         let expected = RunStatus::WaitingForApproval;
         let record = self.waiting_record(run_id, expected).await?;
         self.authorise_decision(actor, &record).await?;
@@ -285,33 +281,21 @@ impl Runtime {
     }
 
     /// Cancels only a run that still waits. Otherwise reports the status read back, so a caller can
-    /// tell "being carried on" (queued/running/waiting) from "had ended" (terminal).
-    pub async fn cancel_if_waiting(&self, actor: &Actor, run_id: Uuid) -> GuardedCancelResult {
-        let unknown = GuardedCancelResult { cancelled: false, status: None };
-        let record = match self.store.get(run_id).await {
-            Ok(Some(record)) if may_act(actor, &record) => record,
-            Ok(_) => return unknown,
-            Err(error) => {
-                tracing::warn!(run = %run_id, %error, "cancel_if_waiting could not read the run");
-                return unknown;
-            }
+    /// tell "being carried on" (queued/running/waiting) from "had ended" (terminal). A database
+    /// failure is an error, never "no status": a caller must not take an unreadable run for an
+    /// ended one.
+    pub async fn cancel_if_waiting(&self, actor: &Actor, run_id: Uuid) -> Result<GuardedCancelResult, RuntimeError> {
+        let record = match self.store.get(run_id).await? {
+            Some(record) if may_act(actor, &record) => record,
+            _ => return Ok(GuardedCancelResult { cancelled: false, status: None }),
         };
-        match self.store.cancel_if_waiting(run_id).await {
-            Ok(true) => {
-                self.event(
-                    run_id,
-                    EventKind::Status,
-                    record.rounds,
-                    json!({ "status": "cancelled", "by": actor.user_id }),
-                )
+        if self.store.cancel_if_waiting(run_id).await? {
+            self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "cancelled", "by": actor.user_id }))
                 .await;
-                GuardedCancelResult { cancelled: true, status: Some(RunStatus::Cancelled) }
-            }
-            Ok(false) | Err(_) => {
-                let status = self.store.status(run_id).await.ok().flatten();
-                GuardedCancelResult { cancelled: false, status }
-            }
+            return Ok(GuardedCancelResult { cancelled: true, status: Some(RunStatus::Cancelled) });
         }
+        let status = self.store.status(run_id).await?;
+        Ok(GuardedCancelResult { cancelled: false, status })
     }
 
     /// The run without its transcript, plus the pause a chat has to render while it waits.
@@ -343,7 +327,12 @@ impl Runtime {
     }
 
     /// Events after `after_sequence` (use -1 for all), ascending. Empty for unknown or foreign runs.
-    pub async fn events(&self, actor: &Actor, run_id: Uuid, after_sequence: i64) -> Result<Vec<RunEvent>, RuntimeError> {
+    pub async fn events(
+        &self,
+        actor: &Actor,
+        run_id: Uuid,
+        after_sequence: i64,
+    ) -> Result<Vec<RunEvent>, RuntimeError> {
         match self.store.get(run_id).await? {
             Some(record) if may_act(actor, &record) => Ok(self.store.events(run_id, after_sequence).await?),
             _ => Ok(Vec::new()),
@@ -370,14 +359,18 @@ impl Runtime {
         for stale in self.store.stale_running(now).await? {
             let fenced = stale.pending_effect == Some(ToolEffect::NonIdempotentWrite);
             let (done, requeued, reason) = if fenced {
-                (self.store.dead_letter_stale(stale.id, now, FailureReason::NotRetryable.as_str()).await?, false, "not_retryable")
+                (
+                    self.store.dead_letter_stale(stale.id, now, FailureReason::NotRetryable.as_str()).await?,
+                    false,
+                    "not_retryable",
+                )
             } else if stale.requeue_count >= self.settings.max_requeues {
                 let reason = FailureReason::RetriesExhausted.as_str();
                 (self.store.dead_letter_stale(stale.id, now, reason).await?, false, reason)
             } else {
                 // The backoff runs on the wall clock: `now` only says which leases count as expired.
                 let delay = if backoff { self.settings.backoff(stale.requeue_count) } else { 0 };
-                let available_at = crate::store::now().saturating_add(delay);
+                let available_at = db::now().saturating_add(delay);
                 (self.store.requeue_stale(stale.id, now, available_at).await?, true, "lease_expired")
             };
             if !done {
@@ -443,12 +436,7 @@ impl Runtime {
 
     /// Re-reads the run after a claim. A failure here settles the run FAILED: nobody else can own
     /// it now, and leaving it RUNNING without an owner would strand it until the reaper.
-    async fn claimed_state(
-        &self,
-        run_id: Uuid,
-        token: &str,
-        expected: RunStatus,
-    ) -> Result<Claimed, Refusal> {
+    async fn claimed_state(&self, run_id: Uuid, token: &str, expected: RunStatus) -> Result<Claimed, Refusal> {
         let record = match self.store.get(run_id).await {
             Ok(Some(record)) => record,
             Ok(None) => return Err(Refusal::NotWaiting { expected }),
@@ -486,8 +474,13 @@ impl Runtime {
     }
 
     async fn fail_owned(&self, run_id: Uuid, token: &str, reason: FailureReason) -> bool {
-        let settle =
-            Settle { status: RunStatus::Failed, reason: Some(reason.as_str()), answer: None, rounds: None, truncated: false };
+        let settle = Settle {
+            status: RunStatus::Failed,
+            reason: Some(reason.as_str()),
+            answer: None,
+            rounds: None,
+            truncated: false,
+        };
         match self.store.finish_owned(run_id, token, settle).await {
             Ok(done) => done,
             Err(error) => {
@@ -572,8 +565,13 @@ impl Runtime {
 
     async fn settle_failed(&self, record: &RunRecord, token: &str, reason: FailureReason) -> RunOutcome {
         if self.fail_owned(record.id, token, reason).await {
-            self.event(record.id, EventKind::Status, record.rounds, json!({ "status": "failed", "reason": reason.as_str() }))
-                .await;
+            self.event(
+                record.id,
+                EventKind::Status,
+                record.rounds,
+                json!({ "status": "failed", "reason": reason.as_str() }),
+            )
+            .await;
             RunOutcome::Failed { reason }
         } else {
             self.lost_outcome(record.id).await
@@ -605,8 +603,13 @@ impl Runtime {
                 };
                 match self.store.finish_owned(run_id, &token, settle).await {
                     Ok(true) => {
-                        self.event(run_id, EventKind::Status, rounds, json!({ "status": "completed", "truncated": truncated }))
-                            .await;
+                        self.event(
+                            run_id,
+                            EventKind::Status,
+                            rounds,
+                            json!({ "status": "completed", "truncated": truncated }),
+                        )
+                        .await;
                         RunOutcome::Completed { answer, truncated }
                     }
                     Ok(false) => self.lost_outcome(run_id).await,
@@ -687,8 +690,13 @@ impl Runtime {
         let available_at = now().saturating_add(self.settings.backoff(current.requeue_count));
         match self.store.requeue_owned(record.id, token, available_at).await {
             Ok(true) => {
-                self.event(record.id, EventKind::Status, current.rounds, json!({ "status": "queued", "reason": "provider_failed" }))
-                    .await;
+                self.event(
+                    record.id,
+                    EventKind::Status,
+                    current.rounds,
+                    json!({ "status": "queued", "reason": "provider_failed" }),
+                )
+                .await;
                 RunOutcome::Requeued
             }
             Ok(false) => self.lost_outcome(record.id).await,

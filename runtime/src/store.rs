@@ -1,19 +1,19 @@
-//! All SQL of the runtime. SQLite today; kept in this one module so another database can follow.
+//! All SQL of the runtime, and the migrations of its tables. Kept in this one module so the
+//! runtime's schema has one owner, whichever database is behind the handle.
 //!
 //! Every status change is a single conditional UPDATE naming the status it expects (and, on paths
 //! owned by an executing segment, the segment's claim token). "One row affected" decides who won.
 
-use std::path::Path;
-use std::time::Duration;
-
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
+use db::{now, on, Db, Migrations};
 use uuid::Uuid;
 
 use crate::run::{EventKind, RunEvent, RunStatus};
 use crate::tool::ToolEffect;
 
-/// The workspace's migrations (chat and runtime tables).
-pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+/// The migrations of the runtime's tables: runs, their events, and configurations.
+pub fn migrations() -> Migrations {
+    Migrations::new(sqlx::migrate!("../migrations/sqlite/runtime"))
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -21,26 +21,6 @@ pub enum StoreError {
     Database(#[from] sqlx::Error),
     #[error("a stored value cannot be read: {0}")]
     Corrupt(String),
-}
-
-/// Connection options that make concurrent writers wait for each other instead of failing:
-/// WAL, a busy timeout, and foreign keys on.
-pub fn sqlite_options(path: impl AsRef<Path>) -> SqliteConnectOptions {
-    SqliteConnectOptions::new()
-        .filename(path)
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Normal)
-        .busy_timeout(Duration::from_secs(10))
-        .foreign_keys(true)
-}
-
-/// Unix seconds; a clock before 1970 counts as 0 rather than failing a run.
-pub(crate) fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 const NOT_TERMINAL: &str = "('queued', 'running', 'waiting_for_approval', 'waiting_for_input')";
@@ -176,21 +156,24 @@ struct EventRow {
 
 #[derive(Clone, Debug)]
 pub(crate) struct Store {
-    pool: SqlitePool,
+    db: Db,
 }
 
-fn won(result: sqlx::sqlite::SqliteQueryResult) -> bool {
-    result.rows_affected() == 1
+/// How often an event append retries after another writer took the same sequence number.
+const EVENT_ATTEMPTS: usize = 5;
+
+fn won(rows_affected: u64) -> bool {
+    rows_affected == 1
 }
 
 impl Store {
-    pub fn new(pool: SqlitePool) -> Self {
-        Store { pool }
+    pub fn new(db: Db) -> Self {
+        Store { db }
     }
 
     pub async fn insert_queued(&self, run: NewRun<'_>) -> Result<(), StoreError> {
         let now = now();
-        sqlx::query(
+        on!(&self.db, pool => sqlx::query(
             "INSERT INTO runs (id, status, owner_user_id, owner_admin, configuration, process, allowed_tools,
                                max_rounds, checkpoint, created_at, updated_at)
              VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -205,38 +188,37 @@ impl Store {
         .bind(run.checkpoint)
         .bind(now)
         .bind(now)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
     pub async fn get(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
-        let row: Option<RunRow> = sqlx::query_as(
+        let row: Option<RunRow> = on!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
                     rounds, truncated, termination_reason, answer, created_at, started_at, finished_at
              FROM runs WHERE id = ?",
         )
         .bind(id.to_string())
-        .fetch_optional(&self.pool)
-        .await?;
+        .fetch_optional(pool)
+        .await)?;
         row.map(RunRecord::try_from).transpose()
     }
 
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM runs WHERE id = ?")
+        let status: Option<String> = on!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = ?")
             .bind(id.to_string())
-            .fetch_optional(&self.pool)
-            .await?;
-        status
-            .map(|s| RunStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("run status {s:?}"))))
-            .transpose()
+            .fetch_optional(pool)
+            .await)?;
+        status.map(|s| RunStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("run status {s:?}")))).transpose()
     }
 
     /// QUEUED → RUNNING for a worker; only a run whose backoff has passed.
     pub async fn claim_queued(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
         let now = now();
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'running', claimed_by = ?, lease_expires = ?, pending_effect = NULL,
                              started_at = COALESCE(started_at, ?), updated_at = ?
              WHERE id = ? AND status = 'queued' AND available_at <= ?",
@@ -247,8 +229,9 @@ impl Store {
         .bind(now)
         .bind(id.to_string())
         .bind(now)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
@@ -261,7 +244,7 @@ impl Store {
         token: &str,
         lease_until: i64,
     ) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'running', claimed_by = ?, lease_expires = ?, updated_at = ?
              WHERE id = ? AND status = ?",
         )
@@ -270,14 +253,15 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(from.as_str())
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     /// RUNNING → the waiting status it was claimed from, after a refusal that came after the claim.
     pub async fn release(&self, id: Uuid, token: &str, to: RunStatus) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = ?, claimed_by = NULL, lease_expires = 0, updated_at = ?
              WHERE id = ? AND status = 'running' AND claimed_by = ? AND suspended_state IS NOT NULL",
         )
@@ -285,22 +269,24 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     /// Renews the lease; false if the segment no longer owns a running run (cancelled or reaped).
     pub async fn heartbeat(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET lease_expires = ?, updated_at = ? WHERE id = ? AND status = 'running' AND claimed_by = ?",
         )
         .bind(lease_until)
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
@@ -313,7 +299,7 @@ impl Store {
         rounds: u32,
         lease_until: i64,
     ) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET checkpoint = ?, rounds = ?, lease_expires = ?, updated_at = ?
              WHERE id = ? AND status = 'running' AND claimed_by = ?",
         )
@@ -323,8 +309,9 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
@@ -337,7 +324,7 @@ impl Store {
         effect: ToolEffect,
         lease_until: i64,
     ) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET pending_effect = ?, lease_expires = ?, updated_at = ?
              WHERE id = ? AND status = 'running' AND claimed_by = ?",
         )
@@ -346,13 +333,14 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     pub async fn clear_effect(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET pending_effect = NULL, lease_expires = ?, updated_at = ?
              WHERE id = ? AND status = 'running' AND claimed_by = ?",
         )
@@ -360,8 +348,9 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
@@ -374,7 +363,7 @@ impl Store {
         state: &str,
         rounds: u32,
     ) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = ?, suspended_state = ?, rounds = ?, claimed_by = NULL, lease_expires = 0,
                              pending_effect = NULL, updated_at = ?
              WHERE id = ? AND status = 'running' AND claimed_by = ?",
@@ -385,8 +374,9 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
@@ -394,7 +384,7 @@ impl Store {
     /// what keeps a late settle from resurrecting a cancelled run.
     pub async fn finish_owned(&self, id: Uuid, token: &str, settle: Settle<'_>) -> Result<bool, StoreError> {
         let now = now();
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = ?, termination_reason = ?, answer = ?, rounds = COALESCE(?, rounds), truncated = ?,
                              suspended_state = NULL, checkpoint = NULL, claimed_by = NULL, lease_expires = 0,
                              pending_effect = NULL, finished_at = ?, updated_at = ?
@@ -409,8 +399,9 @@ impl Store {
         .bind(now)
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
@@ -418,7 +409,7 @@ impl Store {
     /// must read as interrupted.
     pub async fn cancel(&self, id: Uuid) -> Result<bool, StoreError> {
         let now = now();
-        let result = sqlx::query(sqlx::AssertSqlSafe(format!(
+        let result = on!(&self.db, pool => sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE runs SET status = 'cancelled', termination_reason = 'cancelled', suspended_state = NULL,
                              checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
              WHERE id = ? AND status IN {NOT_TERMINAL}"
@@ -426,15 +417,16 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(id.to_string())
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     /// WAITING_* → CANCELLED only; a run being carried on or already decided is left alone.
     pub async fn cancel_if_waiting(&self, id: Uuid) -> Result<bool, StoreError> {
         let now = now();
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'cancelled', termination_reason = 'cancelled', suspended_state = NULL,
                              checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
              WHERE id = ? AND status IN ('waiting_for_approval', 'waiting_for_input')",
@@ -442,14 +434,15 @@ impl Store {
         .bind(now)
         .bind(now)
         .bind(id.to_string())
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     /// A failing segment hands its run back to the queue (owner-guarded).
     pub async fn requeue_owned(&self, id: Uuid, token: &str, available_at: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
                              claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
                              updated_at = ?
@@ -459,19 +452,20 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(token)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     pub async fn stale_running(&self, now: i64) -> Result<Vec<StaleRun>, StoreError> {
-        let rows: Vec<(String, i64, Option<String>)> = sqlx::query_as(
+        let rows: Vec<(String, i64, Option<String>)> = on!(&self.db, pool => sqlx::query_as(
             "SELECT id, requeue_count, pending_effect FROM runs
              WHERE status = 'running' AND lease_expires > 0 AND lease_expires < ? ORDER BY lease_expires",
         )
         .bind(now)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter()
             .map(|(id, requeue_count, effect)| {
                 let id = Uuid::parse_str(&id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))?;
@@ -488,7 +482,7 @@ impl Store {
     /// non-idempotent stamp is re-checked too: such a run is never requeued.
     /// `cutoff` decides which leases count as expired; the row's own times are the wall clock's.
     pub async fn requeue_stale(&self, id: Uuid, cutoff: i64, available_at: i64) -> Result<bool, StoreError> {
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
                              claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
                              updated_at = ?
@@ -499,14 +493,15 @@ impl Store {
         .bind(now())
         .bind(id.to_string())
         .bind(cutoff)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     pub async fn dead_letter_stale(&self, id: Uuid, cutoff: i64, reason: &str) -> Result<bool, StoreError> {
         let at = now();
-        let result = sqlx::query(
+        let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'failed', termination_reason = ?, suspended_state = NULL, checkpoint = NULL,
                              claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
              WHERE id = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?",
@@ -516,26 +511,26 @@ impl Store {
         .bind(at)
         .bind(id.to_string())
         .bind(cutoff)
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(won(result))
     }
 
     pub async fn due_queued(&self, now: i64, limit: u32) -> Result<Vec<Uuid>, StoreError> {
-        let ids: Vec<String> = sqlx::query_scalar(
+        let ids: Vec<String> = on!(&self.db, pool => sqlx::query_scalar(
             "SELECT id FROM runs WHERE status = 'queued' AND available_at <= ? ORDER BY created_at, id LIMIT ?",
         )
         .bind(now)
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        ids.iter()
-            .map(|id| Uuid::parse_str(id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}"))))
-            .collect()
+        .fetch_all(pool)
+        .await)?;
+        ids.iter().map(|id| Uuid::parse_str(id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))).collect()
     }
 
-    /// Sequence numbers come from the same statement that inserts, so they stay strictly increasing
-    /// per run without a separate counter (SQLite runs one writing statement at a time).
+    /// The sequence number comes from the statement that inserts. Two writers (two processes, or
+    /// a database that runs writers side by side) may pick the same one; the primary key refuses
+    /// the second, which then takes the next number. Sequences stay strictly increasing per run.
     pub async fn append_event(
         &self,
         id: Uuid,
@@ -544,59 +539,76 @@ impl Store {
         payload: &serde_json::Value,
     ) -> Result<(), StoreError> {
         let run_id = id.to_string();
-        sqlx::query(
-            "INSERT INTO run_events (run_id, sequence, kind, round, payload, created_at)
-             SELECT ?, COALESCE(MAX(sequence) + 1, 0), ?, ?, ?, ? FROM run_events WHERE run_id = ?",
-        )
-        .bind(&run_id)
-        .bind(kind.as_str())
-        .bind(i64::from(round))
-        .bind(payload.to_string())
-        .bind(now())
-        .bind(&run_id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let payload = payload.to_string();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let inserted = on!(&self.db, pool => sqlx::query(
+                "INSERT INTO run_events (run_id, sequence, kind, round, payload, created_at)
+                 SELECT ?, COALESCE(MAX(sequence) + 1, 0), ?, ?, ?, ? FROM run_events WHERE run_id = ?",
+            )
+            .bind(&run_id)
+            .bind(kind.as_str())
+            .bind(i64::from(round))
+            .bind(&payload)
+            .bind(now())
+            .bind(&run_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()));
+            match inserted {
+                Ok(_) => return Ok(()),
+                Err(sqlx::Error::Database(error)) if error.is_unique_violation() && attempt < EVENT_ATTEMPTS => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
 
     pub async fn events(&self, id: Uuid, after_sequence: i64) -> Result<Vec<RunEvent>, StoreError> {
-        let rows: Vec<EventRow> = sqlx::query_as(
+        let rows: Vec<EventRow> = on!(&self.db, pool => sqlx::query_as(
             "SELECT sequence, kind, round, payload, created_at FROM run_events
              WHERE run_id = ? AND sequence > ? ORDER BY sequence",
         )
         .bind(id.to_string())
         .bind(after_sequence)
-        .fetch_all(&self.pool)
-        .await?;
+        .fetch_all(pool)
+        .await)?;
         rows.into_iter()
             .map(|row| {
                 let kind = EventKind::parse(&row.kind)
                     .ok_or_else(|| StoreError::Corrupt(format!("event kind {:?}", row.kind)))?;
                 let payload = serde_json::from_str(&row.payload)
                     .map_err(|_| StoreError::Corrupt(format!("event payload of sequence {}", row.sequence)))?;
-                Ok(RunEvent { sequence: row.sequence, kind, round: small(row.round), payload, created_at: row.created_at })
+                Ok(RunEvent {
+                    sequence: row.sequence,
+                    kind,
+                    round: small(row.round),
+                    payload,
+                    created_at: row.created_at,
+                })
             })
             .collect()
     }
 
     pub async fn configuration_active(&self, name: &str) -> Result<bool, StoreError> {
-        let active: Option<bool> = sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = ?")
+        let active: Option<bool> = on!(&self.db, pool => sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = ?")
             .bind(name)
-            .fetch_optional(&self.pool)
-            .await?;
+            .fetch_optional(pool)
+            .await)?;
         Ok(active.unwrap_or(true))
     }
 
     pub async fn set_configuration_active(&self, name: &str, active: bool) -> Result<(), StoreError> {
-        sqlx::query(
+        on!(&self.db, pool => sqlx::query(
             "INSERT INTO run_configurations (name, active, updated_at) VALUES (?, ?, ?)
              ON CONFLICT (name) DO UPDATE SET active = excluded.active, updated_at = excluded.updated_at",
         )
         .bind(name)
         .bind(active)
         .bind(now())
-        .execute(&self.pool)
-        .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 }

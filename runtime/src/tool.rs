@@ -209,10 +209,8 @@ impl ToolRegistry {
         }
         normalise_parameters(&mut spec)?;
         if let Some(schema) = &spec.input_schema {
-            check_schema(schema).map_err(|e| RegistryError::InvalidInputSchema {
-                name: spec.name.clone(),
-                problem: e.0,
-            })?;
+            check_schema(schema)
+                .map_err(|e| RegistryError::InvalidInputSchema { name: spec.name.clone(), problem: e.0 })?;
         }
         self.tools.insert(spec.name.clone(), RegisteredTool { spec, tool });
         Ok(())
@@ -300,7 +298,10 @@ mod tests {
             assert_eq!(ToolRegistry::new().register(tool(spec)), Err(RegistryError::ApprovalAndInput("w".into())));
         }
         let approval_bound_read = ToolSpec::new("r", "", json!({})).with_required_approval().with_input_schema(ask());
-        assert!(matches!(ToolRegistry::new().register(tool(approval_bound_read)), Err(RegistryError::ApprovalAndInput(_))));
+        assert!(matches!(
+            ToolRegistry::new().register(tool(approval_bound_read)),
+            Err(RegistryError::ApprovalAndInput(_))
+        ));
         let asking_read = ToolSpec::new("ok", "", json!({})).with_input_schema(ask());
         assert_eq!(ToolRegistry::new().register(tool(asking_read)), Ok(()));
     }

@@ -15,9 +15,11 @@ use crate::digest;
 use crate::input::{check_schema, overlay};
 use crate::message::{ChatMessage, ToolCall};
 use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
+use crate::results::{denial_text, rejected_text, Decider};
 use crate::run::{Actor, DenialReason, EventKind, RunStatus};
-use crate::store::{now, Store, StoreError};
+use crate::store::{Store, StoreError};
 use crate::tool::{RegisteredTool, ToolContext, ToolError, ToolRegistry};
+use db::now;
 
 /// Tool results are bounded: a tool could otherwise flood the model's context.
 const MAX_RESULT_BYTES: usize = 50_000;
@@ -238,8 +240,7 @@ impl Segment<'_> {
             }
             // A call whose arguments cannot form a question is not paused; running it reports why.
             if let Ok(Some(schema)) = tool.tool.input_schema_for(&call.arguments) {
-                check_schema(&schema)
-                    .map_err(|e| Stop::Misconfigured(format!("tool {:?}: {}", call.name, e.0)))?;
+                check_schema(&schema).map_err(|e| Stop::Misconfigured(format!("tool {:?}: {}", call.name, e.0)))?;
                 let input = PendingInput { tool_name: call.name.clone(), call_id: call.id.clone(), schema };
                 return Ok(Some(self.suspended(calls, Some(input))));
             }
@@ -322,18 +323,14 @@ impl Segment<'_> {
         }
         let (text, outcome) = match result {
             Ok(text) => (bounded(text), "ok"),
-            Err(ToolError::Rejected(problem)) => (
-                bounded(format!("Error: tool \"{}\" rejected its arguments: {problem}", call.name)),
-                "rejected",
-            ),
+            Err(ToolError::Rejected(problem)) => (bounded(rejected_text(&call.name, &problem)), "rejected"),
             Err(ToolError::Failed(error)) => {
                 // The error may hold paths, SQL or credentials: logged here, never sent to the model.
                 tracing::warn!(run = %self.run_id, tool = %call.name, %error, "tool failed");
                 (format!("Error: tool \"{}\" failed.", call.name), "failed")
             }
         };
-        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() }))
-            .await;
+        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() })).await;
         self.boundary().await?;
         Ok(text)
     }
@@ -364,25 +361,10 @@ impl Segment<'_> {
     }
 
     fn denial_text(&self, call: &ToolCall, verdict: &Verdict) -> String {
-        let (token, who) = if verdict.decided_by == self.owner.user_id {
-            ("run_owner", "by the run owner")
-        } else {
-            ("other_user", "by another user")
-        };
+        let decider = if verdict.decided_by == self.owner.user_id { Decider::RunOwner } else { Decider::OtherUser };
         // A reason only makes sense for a proposed change; a gone tool counts as one.
         let declares_write = self.registry.get(&call.name).is_none_or(|tool| tool.spec.effect.is_write());
-        let reason = verdict.reason.filter(|_| declares_write);
-        let reason_token = reason.map(|r| format!(", reason: {}", r.as_str())).unwrap_or_default();
-        let advice = match reason {
-            Some(DenialReason::Variant) => "Propose a different version of this change.",
-            Some(DenialReason::Skip) => "Do not propose this change again; move on.",
-            None => "Ask whether the change should be proposed again.",
-        };
-        format!(
-            "Error: approval_denied (decided_by: {token}{reason_token}). The approval for tool \"{}\" was declined \
-             {who}. Nothing was executed. {advice}",
-            call.name
-        )
+        denial_text(&call.name, decider, verdict.reason.filter(|_| declares_write))
     }
 
     /// Continues after an answer: the asking call (matched by call id) runs with the answer folded

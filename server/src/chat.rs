@@ -1,6 +1,6 @@
 //! The chat service: what a signed-in user may do with their conversations. It implements the
 //! `ChatBackend` seam that `app`'s server functions call. Requests only check and record; the
-//! worker talks to the runtime.
+//! worker talks to the runtime. The domain's state (`conversation`) becomes view models here.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,25 +8,23 @@ use std::time::Duration;
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use app::backend::{ChatBackend, CurrentUser, NewSession};
+use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::input_form::{InputAnswer, InputPauseForm, YesNo};
 use app::model::{
-    ApprovalCardView, CardAnswers, CardDecision, ConversationStatus, ConversationSummary, ConversationView,
-    BlockView, MessageRole, MessageView, PageSummaryView, PageView, PendingCallView, PollView, QuestionView,
-    SessionView,
+    ApprovalCardView, CardAnswers, CardDecision, ConversationSummary, ConversationView, MessageView, PendingCallView,
+    PollView, QuestionView,
 };
-use runtime::{Actor, PauseView, RunStatus, Runtime};
+use content::store::ContentStore;
+use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
-use crate::auth;
-use crate::content::store::ContentStore;
-use crate::content::Block;
 use crate::continue_intent::is_continue_intent;
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, PendingDecision};
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
-use crate::store::{ConversationRow, Decision, StartTurn, Store, StoreError};
+use crate::store::{Decision, StartTurn, Store, StoreError};
 use crate::worker::WorkerHandle;
 
 pub const UNTITLED: &str = "New conversation";
@@ -45,18 +43,16 @@ pub struct ChatService {
     skills: Arc<SkillCatalogue>,
     content: ContentStore,
     events: ConversationEvents,
-    model_label: String,
-    model_is_demo: bool,
     /// How long a recorded answer may wait without a job before `reconcile` hands it back.
     reconcile_grace: Duration,
 }
 
-fn internal(error: StoreError) -> AppError {
+pub(crate) fn internal(error: StoreError) -> AppError {
     tracing::error!(%error, "store failure");
     AppError::Internal
 }
 
-fn content_failure(error: crate::content::store::ContentError) -> AppError {
+pub(crate) fn content_failure(error: content::store::ContentError) -> AppError {
     tracing::error!(%error, "content store failure");
     AppError::Internal
 }
@@ -75,12 +71,15 @@ fn title_from(content: &str) -> String {
     title
 }
 
-fn status_of(row: &ConversationRow) -> ConversationStatus {
-    ConversationStatus::parse(&row.status).unwrap_or(ConversationStatus::Failed)
-}
-
-fn run_of(row: &ConversationRow) -> Option<Uuid> {
-    row.run_id.as_deref().and_then(|id| Uuid::parse_str(id).ok())
+/// The status as the page shows it.
+fn status_view(status: ConversationStatus) -> app::model::ConversationStatus {
+    match status {
+        ConversationStatus::Idle => app::model::ConversationStatus::Idle,
+        ConversationStatus::Processing => app::model::ConversationStatus::Processing,
+        ConversationStatus::AwaitingApproval => app::model::ConversationStatus::AwaitingApproval,
+        ConversationStatus::AwaitingInput => app::model::ConversationStatus::AwaitingInput,
+        ConversationStatus::Failed => app::model::ConversationStatus::Failed,
+    }
 }
 
 impl ChatService {
@@ -93,32 +92,21 @@ impl ChatService {
         events: ConversationEvents,
         reconcile_grace: Duration,
     ) -> Self {
-        let provider = runtime.provider();
-        ChatService {
-            model_label: provider.label(),
-            model_is_demo: provider.is_demo(),
-            store,
-            worker,
-            runtime,
-            skills,
-            content,
-            events,
-            reconcile_grace,
-        }
+        ChatService { store, worker, runtime, skills, content, events, reconcile_grace }
     }
 
-    async fn owned(&self, user: &CurrentUser, id: &str) -> Result<ConversationRow, AppError> {
+    async fn owned(&self, user: &CurrentUser, id: &str) -> Result<Conversation, AppError> {
         self.store.conversation_of(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
     }
 
     /// What the run waits on, read live: the question and card are always the ones as they stand.
-    async fn pause_of(&self, row: &ConversationRow) -> Result<Option<PauseView>, AppError> {
-        let Some(run_id) = run_of(row) else { return Ok(None) };
+    async fn pause_of(&self, row: &Conversation) -> Result<Option<PauseView>, AppError> {
+        let Some(run_id) = row.run_id else { return Ok(None) };
         let view = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
         Ok(view.and_then(|view| view.pause))
     }
 
-    fn card_answers(&self, row: &ConversationRow, pause: &runtime::ApprovalPause) -> CardAnswers {
+    fn card_answers(&self, row: &Conversation, pause: &runtime::ApprovalPause) -> CardAnswers {
         if self.skills.is_process_run(row) && pause.any_write() {
             CardAnswers::Process
         } else {
@@ -127,46 +115,51 @@ impl ChatService {
     }
 
     /// A recorded answer or decision that sat past the grace period may have lost its job.
-    fn may_need_reconcile(&self, row: &ConversationRow) -> bool {
-        let age = crate::store::now().saturating_sub(row.updated_at);
-        row.status == "processing" && row.approval_decision.is_some() && age >= self.reconcile_grace.as_secs() as i64
+    fn may_need_reconcile(&self, row: &Conversation) -> bool {
+        let age = db::now().saturating_sub(row.updated_at);
+        let grace = i64::try_from(self.reconcile_grace.as_secs()).unwrap_or(i64::MAX);
+        row.status == ConversationStatus::Processing && row.recorded.is_some() && age >= grace
     }
 
     /// Hands a recorded answer or decision back when no worker took it: the conversation has been
     /// `processing` for longer than the grace period, no job exists for it, and the run still
     /// waits. Runs on every read of the conversation, so the reader never waits on a lost dispatch.
-    pub async fn reconcile(&self, row: &ConversationRow) -> Result<bool, AppError> {
+    pub async fn reconcile(&self, row: &Conversation) -> Result<bool, AppError> {
         if !self.may_need_reconcile(row) {
             return Ok(false);
         }
         if self.store.has_job(&row.id).await.map_err(internal)? {
             return Ok(false);
         }
-        let Some(run_id) = run_of(row) else { return Ok(false) };
+        let (Some(run_id), Some(recorded)) = (row.run_id, &row.recorded) else { return Ok(false) };
         let status = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
-        let back_to = match status.map(|view| view.status) {
-            Some(RunStatus::WaitingForInput) if row.approval_decision.as_deref() == Some("input") => "awaiting_input",
-            Some(RunStatus::WaitingForApproval) if row.approval_decision.as_deref() != Some("input") => {
-                "awaiting_approval"
-            }
-            _ => return Ok(false),
+        let answer = recorded.kind() == PendingDecision::Input;
+        let still_waits = match status.map(|view| view.status) {
+            Some(RunStatus::WaitingForInput) => answer,
+            Some(RunStatus::WaitingForApproval) => !answer,
+            _ => false,
         };
+        if !still_waits {
+            return Ok(false);
+        }
         tracing::warn!(conversation = %row.id, "no worker took the recorded answer or decision; handing it back");
-        self.store.hand_back(&row.id, back_to, Some("not_delivered")).await.map_err(internal)
+        self.store.hand_back(&row.id, recorded.waiting_status(), ErrorCode::NotDelivered).await.map_err(internal)
     }
 
     /// The conversation as the page shows it, from a row its owner just read. A reconcile may
     /// change the row, which is then read again.
-    async fn view_of(&self, user: &CurrentUser, mut row: ConversationRow, lang: Lang) -> Result<ConversationView, AppError> {
+    async fn view_of(
+        &self,
+        user: &CurrentUser,
+        mut row: Conversation,
+        lang: Lang,
+    ) -> Result<ConversationView, AppError> {
         if self.reconcile(&row).await? {
             row = self.owned(user, &row.id).await?;
         }
         let messages = self.store.messages(&row.id).await.map_err(internal)?;
-        let status = status_of(&row);
-        let pause = match status {
-            ConversationStatus::AwaitingInput | ConversationStatus::AwaitingApproval => self.pause_of(&row).await?,
-            _ => None,
-        };
+        let status = row.status;
+        let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
             Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
                 (Some(QuestionView { digest: pause.digest, form: InputPauseForm::parse(&pause.schema) }), None)
@@ -188,21 +181,23 @@ impl ChatService {
             _ => (None, None),
         };
         Ok(ConversationView {
-            status,
-            error: row.error_code.as_deref().map(|code| handback::sentence(code, lang).to_string()),
+            status: status_view(status),
+            error: row.error.map(|code| handback::sentence(code, lang).to_string()),
             question,
             card,
             process_run: self.skills.is_process_run(&row),
             messages: messages
                 .into_iter()
-                .map(|message| {
-                    let assistant = message.role != "user";
-                    MessageView {
-                        id: message.id,
-                        role: if assistant { MessageRole::Assistant } else { MessageRole::User },
-                        html: assistant.then(|| crate::markdown::to_safe_html(&message.content)),
-                        content: message.content,
-                    }
+                .map(|message| MessageView {
+                    id: message.id,
+                    role: match message.role {
+                        MessageRole::User => app::model::MessageRole::User,
+                        MessageRole::Assistant => app::model::MessageRole::Assistant,
+                    },
+                    // The reader's own messages are never interpreted.
+                    html: (message.role == MessageRole::Assistant)
+                        .then(|| crate::markdown::to_safe_html(&message.content)),
+                    content: message.content,
                 })
                 .collect(),
             id: row.id,
@@ -242,14 +237,22 @@ impl ChatService {
     /// A message while a process run waits: claim the conversation first, then cancel the run only
     /// if it still waits. If the run is being carried on (or a decision on it won), the claim is
     /// given back and the message is refused as busy.
-    async fn message_in_process_run(&self, row: &ConversationRow, run_id: Uuid, content: &str) -> Result<(), AppError> {
-        if !self.store.claim_waiting(row.user_id, &row.id, &row.status).await.map_err(internal)? {
+    async fn message_in_process_run(&self, row: &Conversation, run_id: Uuid, content: &str) -> Result<(), AppError> {
+        if !self.store.claim_waiting(row.user_id, &row.id, row.status).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
-        let result = self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await;
+        let result = match self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await {
+            Ok(result) => result,
+            // Where the run stands is unknown: it may still wait, so the claim goes back.
+            Err(error) => {
+                tracing::error!(%error, conversation = %row.id, "could not tell whether the waiting run ended");
+                self.store.release_claim(&row.id, row.status).await.map_err(internal)?;
+                return Err(AppError::Unavailable);
+            }
+        };
         let released = result.cancelled || result.status.is_none_or(RunStatus::is_terminal);
         if !released {
-            self.store.release_claim(&row.id, &row.status).await.map_err(internal)?;
+            self.store.release_claim(&row.id, row.status).await.map_err(internal)?;
             return Err(AppError::Busy);
         }
         if !self.store.start_claimed_turn(&row.id, content, &title_from(content), UNTITLED).await.map_err(internal)? {
@@ -262,35 +265,11 @@ impl ChatService {
 
 #[async_trait]
 impl ChatBackend for ChatService {
-    async fn login(&self, username: &str, password: &str) -> Result<NewSession, AppError> {
-        let user = self.store.user_by_name(username.trim()).await.map_err(internal)?;
-        let Some(user) = user.filter(|user| auth::verify_password(password, &user.password_hash)) else {
-            return Err(AppError::BadCredentials);
-        };
-        let token = auth::new_token();
-        let expires_at = crate::store::now() + auth::SESSION_SECONDS;
-        self.store.create_session(&auth::token_hash(&token), user.id, expires_at).await.map_err(internal)?;
-        Ok(NewSession { token, max_age_seconds: auth::SESSION_SECONDS })
-    }
-
-    async fn logout(&self, session_token: &str) -> Result<(), AppError> {
-        self.store.delete_session(&auth::token_hash(session_token)).await.map_err(internal)
-    }
-
-    async fn session(&self, user: &CurrentUser, _lang: Lang) -> Result<SessionView, AppError> {
-        Ok(SessionView {
-            username: user.username.clone(),
-            language: user.language,
-            model_label: self.model_label.clone(),
-            model_is_demo: self.model_is_demo,
-        })
-    }
-
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError> {
         let rows = self.store.conversations_of(user.id, LIST_LIMIT).await.map_err(internal)?;
         Ok(rows
             .into_iter()
-            .map(|row| ConversationSummary { status: status_of(&row), id: row.id, title: row.title })
+            .map(|row| ConversationSummary { status: status_view(row.status), id: row.id, title: row.title })
             .collect())
     }
 
@@ -309,10 +288,11 @@ impl ChatBackend for ChatService {
         let row = self.owned(user, id).await?;
         // Only a working turn takes the fast path: a pause must reach the client with its question
         // or card on the first poll that sees it, and a candidate for reconcile must be looked at.
-        if after > 0 && row.status == "processing" && !self.may_need_reconcile(&row) {
+        if after > 0 && row.status == ConversationStatus::Processing && !self.may_need_reconcile(&row) {
             let total = self.store.message_count(&row.id).await.map_err(internal)?;
             if usize::try_from(total).is_ok_and(|total| total == after) {
-                return Ok(PollView { status: ConversationStatus::Processing, total: after, conversation: None });
+                let status = status_view(ConversationStatus::Processing);
+                return Ok(PollView { status, total: after, conversation: None });
             }
         }
         let view = self.view_of(user, row, lang).await?;
@@ -327,7 +307,7 @@ impl ChatBackend for ChatService {
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError> {
         let content = Self::validate_message(content)?;
         let row = self.owned(user, id).await?;
-        match status_of(&row) {
+        match row.status {
             ConversationStatus::Processing => return Err(AppError::Busy),
             ConversationStatus::AwaitingApproval if is_continue_intent(content) => {
                 return Err(AppError::ApprovalStillPending);
@@ -341,14 +321,13 @@ impl ChatBackend for ChatService {
                     }
                 }
                 if self.skills.is_process_run(&row) {
-                    if let Some(run_id) = run_of(&row) {
+                    if let Some(run_id) = row.run_id {
                         return self.message_in_process_run(&row, run_id, content).await;
                     }
                 }
             }
-            ConversationStatus::AwaitingApproval if self.skills.is_process_run(&row) =>
-            {
-                if let Some(run_id) = run_of(&row) {
+            ConversationStatus::AwaitingApproval if self.skills.is_process_run(&row) => {
+                if let Some(run_id) = row.run_id {
                     return self.message_in_process_run(&row, run_id, content).await;
                 }
             }
@@ -357,7 +336,7 @@ impl ChatBackend for ChatService {
         }
         let outcome = self
             .store
-            .start_turn(user.id, id, &row.status, content, &title_from(content), UNTITLED)
+            .start_turn(user.id, id, row.status, content, &title_from(content), UNTITLED)
             .await
             .map_err(internal)?;
         self.started(id, outcome)
@@ -372,7 +351,7 @@ impl ChatBackend for ChatService {
         lang: Lang,
     ) -> Result<(), AppError> {
         let row = self.owned(user, id).await?;
-        if status_of(&row) != ConversationStatus::AwaitingInput {
+        if row.status != ConversationStatus::AwaitingInput {
             return Err(AppError::NotAwaitingInput);
         }
         let Some(PauseView::Input(pause)) = self.pause_of(&row).await? else {
@@ -406,8 +385,8 @@ impl ChatBackend for ChatService {
         lang: Lang,
     ) -> Result<(), AppError> {
         let row = self.owned(user, id).await?;
-        if status_of(&row) != ConversationStatus::AwaitingApproval {
-            return Err(if row.status == "processing" && row.approval_decision.is_some() {
+        if row.status != ConversationStatus::AwaitingApproval {
+            return Err(if row.status == ConversationStatus::Processing && row.recorded.is_some() {
                 AppError::DecisionInFlight
             } else {
                 AppError::NotAwaitingApproval
@@ -425,8 +404,10 @@ impl ChatBackend for ChatService {
         let (approve, reason, label) = match decision {
             CardDecision::Approve => (true, None, None),
             CardDecision::Deny => (false, None, None),
-            CardDecision::Variant if offers_reasons => (false, Some("variant"), Some(lang.t(Text::ApprovalVariant))),
-            CardDecision::Skip if offers_reasons => (false, Some("skip"), Some(lang.t(Text::ApprovalSkip))),
+            CardDecision::Variant if offers_reasons => {
+                (false, Some(DenialReason::Variant), Some(lang.t(Text::ApprovalVariant)))
+            }
+            CardDecision::Skip if offers_reasons => (false, Some(DenialReason::Skip), Some(lang.t(Text::ApprovalSkip))),
             CardDecision::Variant | CardDecision::Skip => (false, None, None),
         };
         let recorded = self
@@ -443,9 +424,9 @@ impl ChatBackend for ChatService {
 
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {
         let row = self.owned(user, id).await?;
-        match status_of(&row) {
+        match row.status {
             ConversationStatus::Failed => {}
-            ConversationStatus::Processing if row.approval_decision.is_some() => return Err(AppError::DecisionInFlight),
+            ConversationStatus::Processing if row.recorded.is_some() => return Err(AppError::DecisionInFlight),
             ConversationStatus::Processing => return Err(AppError::Busy),
             _ => return Err(AppError::NotResumable),
         }
@@ -473,9 +454,13 @@ impl ChatBackend for ChatService {
 
     async fn delete_conversation(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {
         let row = self.owned(user, id).await?;
-        // A run that waits on this conversation would wait for ever: end it first.
-        if let (Some(run_id), "awaiting_approval" | "awaiting_input") = (run_of(&row), row.status.as_str()) {
-            let _ = self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await;
+        // A run that waits on this conversation would wait for ever: end it first. If where it
+        // stands cannot be read, nothing is deleted.
+        if let (Some(run_id), true) = (row.run_id, row.status.is_waiting()) {
+            if let Err(error) = self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await {
+                tracing::error!(%error, conversation = %row.id, "could not end the waiting run");
+                return Err(AppError::Unavailable);
+            }
         }
         if !self.store.delete_conversation(user.id, id).await.map_err(internal)? {
             return Err(AppError::Busy);
@@ -483,53 +468,23 @@ impl ChatBackend for ChatService {
         Ok(())
     }
 
-    async fn list_pages(&self, _user: &CurrentUser) -> Result<Vec<PageSummaryView>, AppError> {
-        let pages = self.content.list_pages().await.map_err(content_failure)?;
-        Ok(pages.into_iter().map(|page| PageSummaryView { id: page.id, slug: page.slug, title: page.title }).collect())
-    }
-
-    async fn page(&self, _user: &CurrentUser, id: i64) -> Result<PageView, AppError> {
-        let page = self.content.page(id).await.map_err(content_failure)?.ok_or(AppError::NotFound)?;
-        Ok(PageView {
-            id: page.id,
-            slug: page.slug,
-            title: page.title,
-            description: page.description,
-            version: page.version,
-            blocks: page
-                .blocks
-                .into_iter()
-                .map(|block| match block {
-                    Block::Heading { level, text } => BlockView::Heading { level, text },
-                    Block::Paragraph { text } => BlockView::Paragraph { text },
-                    Block::Image { src, alt } => BlockView::Image { src, alt },
-                    Block::Link { text, href } => BlockView::Link { text, href: crate::markdown::safe_href(&href) },
-                })
-                .collect(),
-        })
-    }
-
     async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: Lang) -> Result<String, AppError> {
-        let page = self
-            .content
-            .page(page_id)
-            .await
-            .map_err(content_failure)?
-            .ok_or(AppError::NotFound)?;
+        let page = self.content.page(page_id).await.map_err(content_failure)?.ok_or(AppError::NotFound)?;
         let id = Uuid::new_v4().to_string();
-        let title = format!("{}: {}", lang.t(Text::TourTitle), page.title.chars().take(TITLE_CHARS).collect::<String>());
+        let title =
+            format!("{}: {}", lang.t(Text::TourTitle), page.title.chars().take(TITLE_CHARS).collect::<String>());
         self.store
             .create_conversation(&id, user.id, &title, Some(crate::skills::PAGE_TOUR), Some(page.id))
             .await
             .map_err(internal)?;
         let first = lang.t(Text::TourFirstMessage);
-        let outcome = self.store.start_turn(user.id, &id, "idle", first, &title, UNTITLED).await.map_err(internal)?;
+        let outcome = self
+            .store
+            .start_turn(user.id, &id, ConversationStatus::Idle, first, &title, UNTITLED)
+            .await
+            .map_err(internal)?;
         self.started(&id, outcome)?;
         Ok(id)
-    }
-
-    async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError> {
-        self.store.set_language(user.id, language.map(Lang::code)).await.map_err(internal)
     }
 }
 

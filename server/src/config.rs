@@ -131,7 +131,8 @@ mod tests {
 
     #[test]
     fn arguments_win_over_the_environment() {
-        let config = parse(&[("TOURGUIDE_DATABASE", "env.db")], &["--database", "arg.db", "--address=0.0.0.0:8080"]).unwrap();
+        let config =
+            parse(&[("TOURGUIDE_DATABASE", "env.db")], &["--database", "arg.db", "--address=0.0.0.0:8080"]).unwrap();
         assert_eq!(config.database_path, PathBuf::from("arg.db"));
         assert_eq!(config.address.to_string(), "0.0.0.0:8080");
     }

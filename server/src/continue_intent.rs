@@ -70,14 +70,32 @@ mod tests {
 
     #[test]
     fn go_on_in_both_languages_is_a_hint() {
-        for message in ["weiter", "Weiter!", "ok, weiter bitte", "Ja bitte weiter.", "continue", "Go ahead please", "Ich habe freigegeben", "done", "okay danke, mach weiter"] {
+        for message in [
+            "weiter",
+            "Weiter!",
+            "ok, weiter bitte",
+            "Ja bitte weiter.",
+            "continue",
+            "Go ahead please",
+            "Ich habe freigegeben",
+            "done",
+            "okay danke, mach weiter",
+        ] {
             assert!(is_continue_intent(message), "{message}");
         }
     }
 
     #[test]
     fn anything_else_is_a_message() {
-        for message in ["ok", "", "weiter mit dem nächsten Punkt und der Überschrift", "continue with the images instead", "nein", "why?", &"weiter ".repeat(20)] {
+        for message in [
+            "ok",
+            "",
+            "weiter mit dem nächsten Punkt und der Überschrift",
+            "continue with the images instead",
+            "nein",
+            "why?",
+            &"weiter ".repeat(20),
+        ] {
             assert!(!is_continue_intent(message), "{message}");
         }
     }

@@ -15,6 +15,7 @@ use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::input_form::InputAnswer;
+use app::model::ConversationStatus;
 
 use crate::chat::ChatService;
 
@@ -65,7 +66,8 @@ pub async fn submit(
         Ok(Json(body)) => body,
         Err(rejection) => {
             let status = rejection.status();
-            return (status, Json(json!({ "error": lang.t(Text::ErrorTransport), "code": "Malformed" }))).into_response();
+            return (status, Json(json!({ "error": lang.t(Text::ErrorTransport), "code": "Malformed" })))
+                .into_response();
         }
     };
     let answer = match (body.choice, body.free_text, body.fields) {
@@ -76,7 +78,9 @@ pub async fn submit(
         _ => return error_response(AppError::AnswerNotOffered, lang),
     };
     match chat.answer(&user, &body.conversation_id, &body.turn_digest, answer, lang).await {
-        Ok(()) => (StatusCode::ACCEPTED, Json(json!({ "status": "processing" }))).into_response(),
+        Ok(()) => {
+            (StatusCode::ACCEPTED, Json(json!({ "status": ConversationStatus::Processing.as_str() }))).into_response()
+        }
         Err(error) => error_response(error, lang),
     }
 }

@@ -1,16 +1,17 @@
 //! The Tourguide server: configuration, database, chat service, worker, and the axum router that
 //! serves the Leptos app. `main.rs` only parses the configuration and calls [`serve`].
 
+pub mod account;
 pub mod auth;
 pub mod chat;
 pub mod config;
-pub mod content;
-pub mod events;
 pub mod continue_intent;
+pub mod conversation;
+pub mod events;
 pub mod handback;
 pub mod input_route;
 pub mod markdown;
-pub mod showcase;
+pub mod pages;
 pub mod skills;
 pub mod store;
 pub mod turn;
@@ -19,7 +20,7 @@ pub mod worker;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use app::backend::Backend;
+use app::backend::Backends;
 use app::{shell, App};
 use axum::extract::FromRef;
 use axum::response::IntoResponse;
@@ -34,12 +35,16 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tower_http::limit::RequestBodyLimitLayer;
 
+use content::store::ContentStore;
+use db::Db;
+
+use crate::account::AccountService;
 use crate::chat::ChatService;
 use crate::config::Config;
 use crate::events::ConversationEvents;
-use crate::content::store::ContentStore;
-use crate::store::{Store, StoreError};
+use crate::pages::PagesService;
 use crate::skills::SkillCatalogue;
+use crate::store::{Store, StoreError};
 use crate::turn::Turns;
 use crate::worker::{Worker, WorkerHandle};
 
@@ -58,6 +63,8 @@ pub struct AppState {
 pub enum StartError {
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Database(#[from] db::DbError),
     #[error("cannot seed the demo site: {0}")]
     Content(#[from] content::store::ContentError),
     #[error("cannot recover interrupted runs: {0}")]
@@ -94,7 +101,7 @@ impl Running {
     }
 }
 
-pub fn router(state: AppState, backend: Backend) -> Router {
+pub fn router(state: AppState, backends: Backends) -> Router {
     let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
     Router::new()
@@ -103,7 +110,7 @@ pub fn router(state: AppState, backend: Backend) -> Router {
         .leptos_routes_with_context(
             &state,
             routes,
-            move || provide_context(backend.clone()),
+            move || provide_context(backends.clone()),
             move || shell(options.clone()),
         )
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
@@ -134,7 +141,10 @@ async fn form_bodies_only(request: axum::extract::Request, next: axum::middlewar
             None => !headers.contains_key(header::TRANSFER_ENCODING),
         };
         if !is_form && !empty {
-            return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "Send the arguments as a form (application/x-www-form-urlencoded).")
+            return (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Send the arguments as a form (application/x-www-form-urlencoded).",
+            )
                 .into_response();
         }
     }
@@ -143,7 +153,10 @@ async fn form_bodies_only(request: axum::extract::Request, next: axum::middlewar
 
 /// Errors raised by the server-function framework itself (a missing or malformed argument) come
 /// out as 500; they are the client's fault, so the status is taken from the error they decode to.
-async fn framework_error_status(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+async fn framework_error_status(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
     let is_api = request.uri().path().starts_with("/api/");
     let response = next.run(request).await;
     if !is_api || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
@@ -192,7 +205,7 @@ impl Services {
     pub fn new(provider: Arc<dyn ModelProvider>) -> Services {
         let mut tools = default_tools();
         if provider.is_demo() {
-            showcase::register(&mut tools);
+            demo::showcase_tools::register(&mut tools);
         }
         Services {
             provider,
@@ -210,11 +223,21 @@ pub fn default_tools() -> ToolRegistry {
     tools
 }
 
+/// Opens the database and brings every owner's tables up to date.
+pub async fn open_database(config: &Config) -> Result<Db, StartError> {
+    let db = Db::open_sqlite(&config.database_path).await?;
+    for migrations in [store::migrations(), runtime::migrations(), content::store::migrations()] {
+        db.migrate(&migrations).await?;
+    }
+    Ok(db)
+}
+
 /// Opens the database, starts the worker and the HTTP server, and returns once it listens.
 pub async fn serve(config: &Config, services: Services) -> Result<Running, StartError> {
-    let store = Store::open(&config.database_path).await?;
+    let db = open_database(config).await?;
+    let store = Store::new(db.clone());
     ensure_demo_user(&store, config.demo_password.as_deref()).await?;
-    let seeded = content::seed::seed_if_empty(&ContentStore::new(store.pool().clone())).await?;
+    let seeded = content::seed::seed_if_empty(&ContentStore::new(db)).await?;
     if seeded > 0 {
         tracing::info!(pages = seeded, "seeded the demo site");
     }
@@ -222,15 +245,13 @@ pub async fn serve(config: &Config, services: Services) -> Result<Running, Start
 }
 
 pub async fn serve_with_store(config: &Config, store: Store, services: Services) -> Result<Running, StartError> {
-    let content = ContentStore::new(store.pool().clone());
+    let db = store.db().clone();
+    let content = ContentStore::new(db.clone());
     let mut tools = services.tools;
     content::tools::register(&mut tools, content.clone());
-    let runtime = Arc::new(Runtime::new(
-        store.pool().clone(),
-        Arc::new(tools),
-        services.provider,
-        services.runtime_settings,
-    ));
+    let model_label = services.provider.label();
+    let model_is_demo = services.provider.is_demo();
+    let runtime = Arc::new(Runtime::new(db, Arc::new(tools), services.provider, services.runtime_settings));
     if config.worker {
         // The worker process is the only one that carries work on, and it has not started yet: a
         // job or a run segment marked running belongs to a process that is gone (a crash, a
@@ -239,7 +260,12 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         let requeued = store.requeue_all_running_jobs().await?;
         let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
         if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
-            tracing::info!(requeued, runs_requeued = reaped.requeued.len(), runs_failed = reaped.failed.len(), "recovered interrupted work");
+            tracing::info!(
+                requeued,
+                runs_requeued = reaped.requeued.len(),
+                runs_failed = reaped.failed.len(),
+                "recovered interrupted work"
+            );
         }
     }
 
@@ -253,16 +279,29 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
     let events = ConversationEvents::new(shutdown_receiver.clone());
-    let turns = Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
+    let turns =
+        Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
     let worker = if config.worker {
         Worker::new(turns, worker_handle.clone()).spawn(shutdown_receiver.clone())
     } else {
         tokio::spawn(async {})
     };
-    let chat = Arc::new(ChatService::new(store.clone(), worker_handle, runtime.clone(), skills, content, events.clone(), services.reconcile_grace));
-    let backend: Backend = chat.clone();
+    let chat = Arc::new(ChatService::new(
+        store.clone(),
+        worker_handle,
+        runtime.clone(),
+        skills,
+        content.clone(),
+        events.clone(),
+        services.reconcile_grace,
+    ));
+    let backends = Backends {
+        auth: Arc::new(AccountService::new(store.clone(), model_label, model_is_demo)),
+        chat: chat.clone(),
+        content: Arc::new(PagesService::new(content)),
+    };
     let state = AppState { leptos_options, store: store.clone(), chat, events };
-    let app = router(state, backend);
+    let app = router(state, backends);
 
     let listener = tokio::net::TcpListener::bind(config.address)
         .await

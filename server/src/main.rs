@@ -26,7 +26,7 @@ async fn main() -> ExitCode {
     // An OpenAI-compatible model when the environment names one, else the built-in demo model.
     let provider: Arc<dyn runtime::ModelProvider> = match runtime::OpenAiProvider::from_env() {
         Ok(Some(provider)) => Arc::new(provider),
-        Ok(None) => Arc::new(runtime::DemoProvider),
+        Ok(None) => Arc::new(demo::DemoProvider),
         Err(error) => {
             eprintln!("tourguide: bad model configuration: {error}");
             return ExitCode::from(2);

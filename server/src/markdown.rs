@@ -35,7 +35,10 @@ mod tests {
     fn markdown_becomes_html() {
         let html = to_safe_html("**Bold** and a [link](https://example.org)\n\n- one\n- two");
         assert!(html.contains("<strong>Bold</strong>"));
-        assert!(html.contains(r#"<a href="https://example.org" rel="nofollow noopener noreferrer">link</a>"#), "{html}");
+        assert!(
+            html.contains(r#"<a href="https://example.org" rel="nofollow noopener noreferrer">link</a>"#),
+            "{html}"
+        );
         assert!(html.contains("<li>one</li>"));
     }
 

@@ -1,6 +1,6 @@
 //! Skills a conversation can be started with, and which of them make it a process run.
 
-use crate::store::ConversationRow;
+use crate::conversation::Conversation;
 
 /// A skill: instructions for the model, and whether it guides the reader through a process (then
 /// a write's card offers "Andere Variante" and "Überspringen", and a new message cancels the
@@ -15,7 +15,7 @@ pub struct Skill {
 /// Whether a conversation is a guided process run. One trait so the chat asks one question in one
 /// place, wherever the answer comes from.
 pub trait ProcessRunDetector: Send + Sync {
-    fn is_process_run(&self, conversation: &ConversationRow) -> bool;
+    fn is_process_run(&self, conversation: &Conversation) -> bool;
 }
 
 #[derive(Debug, Clone)]
@@ -50,7 +50,7 @@ impl SkillCatalogue {
 }
 
 impl ProcessRunDetector for SkillCatalogue {
-    fn is_process_run(&self, conversation: &ConversationRow) -> bool {
+    fn is_process_run(&self, conversation: &Conversation) -> bool {
         conversation.skill.as_deref().and_then(|id| self.find(id)).is_some_and(|skill| skill.process)
     }
 }

@@ -1,30 +1,35 @@
-//! All SQL of the chat lives here. Every status change is one conditional UPDATE on the status it
-//! expects, so concurrent requests and the worker cannot both win.
+//! All SQL of the chat lives here, with the migrations of its tables. Every status change is one
+//! conditional UPDATE on the status it expects, so concurrent requests and the worker cannot both
+//! win. Rows leave this module typed (`conversation`), and unreadable ones are refused.
 
-use std::path::Path;
-use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
-use sqlx::{Row, SqlitePool};
+use db::{now, on, Db, Migrations};
+use runtime::DenialReason;
+use uuid::Uuid;
 
-/// One migration set for the chat and the runtime; the runtime crate embeds it.
-pub use runtime::MIGRATOR;
+use crate::conversation::{
+    Conversation, ConversationStatus, ErrorCode, Message, MessageRole, Notice, PendingDecision, Recorded,
+};
 
+/// The migrations of the chat's tables: users, sessions, conversations, messages, jobs.
+pub fn migrations() -> Migrations {
+    Migrations::new(sqlx::migrate!("../migrations/sqlite/chat"))
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-    #[error("migration failed: {0}")]
-    Migration(#[from] sqlx::migrate::MigrateError),
-    #[error("cannot create the database folder {path}: {source}")]
-    Folder { path: String, source: std::io::Error },
+    #[error(transparent)]
+    Db(#[from] db::DbError),
+    #[error("a stored value cannot be read: {0}")]
+    Corrupt(String),
 }
 
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    db: Db,
 }
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -35,35 +40,13 @@ pub struct UserRow {
     pub language: Option<String>,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ConversationRow {
-    pub id: String,
-    pub user_id: i64,
-    pub title: String,
-    pub status: String,
-    pub error_code: Option<String>,
-    pub run_id: Option<String>,
-    pub approval_decision: Option<String>,
-    pub approval_turn_digest: Option<String>,
-    pub pending_input: Option<String>,
-    pub approval_deny_reason: Option<String>,
-    pub skill: Option<String>,
-    pub page_id: Option<i64>,
-    pub updated_at: i64,
-}
-
-/// The transcript line that carries an answer; taken out again if the answer is handed back.
-pub const NOTICE_ANSWER: &str = "input_answer";
-/// The transcript line that carries a denial reason's label.
-pub const NOTICE_DECISION: &str = "decision";
-
 /// A decision on an approval card, as recorded for the worker.
 #[derive(Debug, Clone, Copy)]
 pub struct Decision<'a> {
     pub approve: bool,
     pub digest: &'a str,
-    /// `variant` or `skip`, only for a card that offers reasons.
-    pub reason: Option<&'a str>,
+    /// Only for a card that offers reasons.
+    pub reason: Option<DenialReason>,
     /// The reader's words for the reason, appended as their message.
     pub label: Option<&'a str>,
 }
@@ -74,7 +57,122 @@ pub enum Settle<'a> {
     Answered { answer: &'a str },
     AwaitingInput { question: Option<&'a str> },
     AwaitingApproval,
-    Failed { code: &'a str },
+    Failed { code: ErrorCode },
+}
+
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: i64,
+    pub conversation_id: String,
+}
+
+/// What happened when a message tried to start a turn.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StartTurn {
+    Started,
+    NotFound,
+    Busy,
+}
+
+#[derive(sqlx::FromRow)]
+struct ConversationRow {
+    id: String,
+    user_id: i64,
+    title: String,
+    status: String,
+    error_code: Option<String>,
+    run_id: Option<String>,
+    approval_decision: Option<String>,
+    approval_turn_digest: Option<String>,
+    pending_input: Option<String>,
+    approval_deny_reason: Option<String>,
+    skill: Option<String>,
+    page_id: Option<i64>,
+    updated_at: i64,
+}
+
+fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
+    StoreError::Corrupt(format!("{what} {value:?} of conversation {id}"))
+}
+
+impl TryFrom<ConversationRow> for Conversation {
+    type Error = StoreError;
+
+    fn try_from(row: ConversationRow) -> Result<Self, StoreError> {
+        let id = row.id;
+        let status = ConversationStatus::parse(&row.status).ok_or_else(|| corrupt("status", &id, &row.status))?;
+        let error = match row.error_code.as_deref() {
+            None => None,
+            Some(code) => Some(ErrorCode::parse(code).ok_or_else(|| corrupt("error code", &id, code))?),
+        };
+        let run_id = match row.run_id.as_deref() {
+            None => None,
+            Some(run) => Some(Uuid::parse_str(run).map_err(|_| corrupt("run id", &id, run))?),
+        };
+        let recorded = match row.approval_decision.as_deref() {
+            None => None,
+            Some(raw) => {
+                let kind = PendingDecision::parse(raw).ok_or_else(|| corrupt("decision", &id, raw))?;
+                let digest = row.approval_turn_digest.ok_or_else(|| corrupt("digest", &id, "NULL"))?;
+                Some(match kind {
+                    PendingDecision::Input => {
+                        let raw = row.pending_input.unwrap_or_default();
+                        let values = serde_json::from_str(&raw).map_err(|_| corrupt("answer", &id, &raw))?;
+                        Recorded::Answer { digest, values }
+                    }
+                    PendingDecision::Approve | PendingDecision::Deny => {
+                        let reason = match row.approval_deny_reason.as_deref() {
+                            None => None,
+                            Some(reason) => {
+                                Some(DenialReason::parse(reason).ok_or_else(|| corrupt("deny reason", &id, reason))?)
+                            }
+                        };
+                        Recorded::Decision { approve: kind == PendingDecision::Approve, digest, reason }
+                    }
+                })
+            }
+        };
+        Ok(Conversation {
+            id,
+            user_id: row.user_id,
+            title: row.title,
+            status,
+            error,
+            run_id,
+            recorded,
+            skill: row.skill,
+            page_id: row.page_id,
+            updated_at: row.updated_at,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct MessageRow {
+    id: i64,
+    role: String,
+    content: String,
+    notice: Option<String>,
+}
+
+impl TryFrom<MessageRow> for Message {
+    type Error = StoreError;
+
+    fn try_from(row: MessageRow) -> Result<Self, StoreError> {
+        let role =
+            MessageRole::parse(&row.role).ok_or_else(|| StoreError::Corrupt(format!("message role {:?}", row.role)))?;
+        let notice = match row.notice.as_deref() {
+            None => None,
+            Some(notice) => {
+                Some(Notice::parse(notice).ok_or_else(|| StoreError::Corrupt(format!("message notice {notice:?}")))?)
+            }
+        };
+        Ok(Message { id: row.id, role, content: row.content, notice })
+    }
+}
+
+fn conversations(rows: Vec<ConversationRow>) -> Result<Vec<Conversation>, StoreError> {
+    rows.into_iter().map(Conversation::try_from).collect()
 }
 
 macro_rules! select_conversations {
@@ -88,114 +186,186 @@ macro_rules! select_conversations {
     };
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct MessageRow {
-    pub id: i64,
-    pub role: String,
-    pub content: String,
-    pub notice: Option<String>,
+/// The columns of a recorded answer or decision, cleared: nothing travels any more.
+macro_rules! clear_recorded {
+    () => {
+        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL"
+    };
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct JobRow {
-    pub id: i64,
-    pub conversation_id: String,
-    pub kind: String,
+/// A value bound to a guarded UPDATE.
+#[derive(Debug, Clone, Copy)]
+enum Arg<'a> {
+    Text(&'a str),
+    MaybeText(Option<&'a str>),
+    Int(i64),
+    Bool(bool),
 }
 
-/// What happened when a message tried to start a turn.
-#[derive(Debug, PartialEq, Eq)]
-pub enum StartTurn {
-    Started,
-    NotFound,
-    Busy,
+/// Binds `args` in order. A macro, not a function: the query's type differs per backend.
+macro_rules! bind_args {
+    ($query:expr, $args:expr) => {{
+        let mut query = $query;
+        for arg in $args {
+            query = match *arg {
+                Arg::Text(value) => query.bind(value),
+                Arg::MaybeText(value) => query.bind(value),
+                Arg::Int(value) => query.bind(value),
+                Arg::Bool(value) => query.bind(value),
+            };
+        }
+        query
+    }};
 }
 
-pub fn now() -> i64 {
-    time::OffsetDateTime::now_utc().unix_timestamp()
+/// What the transaction of a guarded write does once its UPDATE won.
+#[derive(Debug, Clone, Copy)]
+enum Then<'a> {
+    Message {
+        role: MessageRole,
+        content: &'a str,
+        notice: Option<Notice>,
+    },
+    Job,
+    /// Takes the last transcript line out if it is an answer or a decision (one not delivered).
+    DropUndelivered,
 }
 
 impl Store {
-    /// Opens (creating if needed) the SQLite file in WAL mode and applies the migrations.
-    pub async fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
-            std::fs::create_dir_all(folder)
-                .map_err(|source| StoreError::Folder { path: folder.display().to_string(), source })?;
-        }
-        let options = SqliteConnectOptions::new()
-            .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .busy_timeout(Duration::from_secs(5))
-            .foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+    pub fn new(db: Db) -> Self {
+        Store { db }
     }
 
-    /// An in-memory database for tests: one connection, since each one would be its own database.
-    pub async fn in_memory() -> Result<Self, StoreError> {
-        let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+    /// One guarded write: an UPDATE of a conversation row that must hit exactly one row, then the
+    /// writes that go with it (on the same conversation), in one transaction. If the UPDATE hits no row nothing is written
+    /// and the answer is false: someone else won, or the row is not in the state expected.
+    async fn guarded(
+        &self,
+        conversation_id: &str,
+        update: &'static str,
+        args: &[Arg<'_>],
+        then: &[Then<'_>],
+    ) -> Result<bool, StoreError> {
+        let at = now();
+        on!(&self.db, pool => {
+            let mut tx = pool.begin().await?;
+            if bind_args!(sqlx::query(update), args).execute(&mut *tx).await?.rows_affected() != 1 {
+                tx.rollback().await?;
+                return Ok(false);
+            }
+            for step in then {
+                match *step {
+                    Then::Message { role, content, notice } => {
+                        sqlx::query(
+                            "INSERT INTO messages (conversation_id, role, content, notice, created_at)
+                             VALUES (?, ?, ?, ?, ?)",
+                        )
+                        .bind(conversation_id)
+                        .bind(role.as_str())
+                        .bind(content)
+                        .bind(notice.map(Notice::as_str))
+                        .bind(at)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                    Then::Job => {
+                        sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES (?, 'turn', ?)")
+                            .bind(conversation_id)
+                            .bind(at)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                    Then::DropUndelivered => {
+                        sqlx::query(
+                            "DELETE FROM messages WHERE id = (
+                                 SELECT id FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 1
+                             ) AND notice IN ('input_answer', 'decision')",
+                        )
+                        .bind(conversation_id)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+            }
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    /// An UPDATE outside a transaction; true when it hit exactly one row.
+    async fn update_one(&self, sql: &'static str, args: &[Arg<'_>]) -> Result<bool, StoreError> {
+        let rows = on!(&self.db, pool => bind_args!(sqlx::query(sql), args).execute(pool).await.map(|done| done.rows_affected()))?;
+        Ok(rows == 1)
     }
 
     // --- users and sessions -------------------------------------------------------------------
 
     pub async fn count_users(&self) -> Result<i64, StoreError> {
-        Ok(sqlx::query("SELECT COUNT(*) FROM users").fetch_one(&self.pool).await?.get(0))
+        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(pool).await)?)
     }
 
     pub async fn create_user(&self, username: &str, password_hash: &str) -> Result<i64, StoreError> {
-        let row = sqlx::query("INSERT INTO users (username, password_hash, created_at) VALUES (?, ?, ?) RETURNING id")
-            .bind(username)
-            .bind(password_hash)
-            .bind(now())
-            .fetch_one(&self.pool)
-            .await?;
-        Ok(row.get(0))
+        Ok(on!(&self.db, pool => sqlx::query_scalar(
+            "INSERT INTO users (username, password_hash, created_at) VALUES (?, ?, ?) RETURNING id",
+        )
+        .bind(username)
+        .bind(password_hash)
+        .bind(now())
+        .fetch_one(pool)
+        .await)?)
     }
 
     pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(sqlx::query_as::<_, UserRow>("SELECT id, username, password_hash, language FROM users WHERE username = ?")
+        Ok(
+            on!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language FROM users WHERE username = ?")
             .bind(username)
-            .fetch_optional(&self.pool)
-            .await?)
+            .fetch_optional(pool)
+            .await)?,
+        )
     }
 
     pub async fn create_session(&self, token_hash: &str, user_id: i64, expires_at: i64) -> Result<(), StoreError> {
-        sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (?, ?, ?)")
+        on!(&self.db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (?, ?, ?)")
             .bind(token_hash)
             .bind(user_id)
             .bind(expires_at)
-            .execute(&self.pool)
-            .await?;
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
     pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(sqlx::query_as::<_, UserRow>(
+        Ok(on!(&self.db, pool => sqlx::query_as(
             "SELECT u.id, u.username, u.password_hash, u.language FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.token_hash = ? AND s.expires_at > ?",
         )
         .bind(token_hash)
         .bind(now())
-        .fetch_optional(&self.pool)
-        .await?)
+        .fetch_optional(pool)
+        .await)?)
     }
 
     pub async fn set_language(&self, user_id: i64, language: Option<&str>) -> Result<(), StoreError> {
-        sqlx::query("UPDATE users SET language = ? WHERE id = ?").bind(language).bind(user_id).execute(&self.pool).await?;
+        on!(&self.db, pool => sqlx::query("UPDATE users SET language = ? WHERE id = ?")
+            .bind(language)
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
     pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash).execute(&self.pool).await?;
+        on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+            .bind(token_hash)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
@@ -210,7 +380,7 @@ impl Store {
         page_id: Option<i64>,
     ) -> Result<(), StoreError> {
         let at = now();
-        sqlx::query(
+        on!(&self.db, pool => sqlx::query(
             "INSERT INTO conversations (id, user_id, title, status, skill, page_id, created_at, updated_at)
              VALUES (?, ?, ?, 'idle', ?, ?, ?, ?)",
         )
@@ -221,57 +391,66 @@ impl Store {
         .bind(page_id)
         .bind(at)
         .bind(at)
-            .execute(&self.pool)
-            .await?;
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
     /// The user's latest conversations, newest first, at most `limit` of them.
-    pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<ConversationRow>, StoreError> {
-        Ok(sqlx::query_as::<_, ConversationRow>(
+    pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<Conversation>, StoreError> {
+        let rows: Vec<ConversationRow> = on!(&self.db, pool => sqlx::query_as(
             select_conversations!("WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?"),
         )
         .bind(user_id)
         .bind(limit)
-        .fetch_all(&self.pool)
-        .await?)
+        .fetch_all(pool)
+        .await)?;
+        conversations(rows)
     }
 
     /// A conversation only if `user_id` owns it: someone else's id reads as unknown.
-    pub async fn conversation_of(&self, user_id: i64, id: &str) -> Result<Option<ConversationRow>, StoreError> {
-        Ok(sqlx::query_as::<_, ConversationRow>(
-            select_conversations!("WHERE id = ? AND user_id = ?"),
-        )
-        .bind(id)
-        .bind(user_id)
-        .fetch_optional(&self.pool)
-        .await?)
+    pub async fn conversation_of(&self, user_id: i64, id: &str) -> Result<Option<Conversation>, StoreError> {
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = ? AND user_id = ?"))
+            .bind(id)
+            .bind(user_id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Conversation::try_from).transpose()
     }
 
-    pub async fn conversation(&self, id: &str) -> Result<Option<ConversationRow>, StoreError> {
-        Ok(sqlx::query_as::<_, ConversationRow>(
-            select_conversations!("WHERE id = ?"),
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?)
+    pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Conversation::try_from).transpose()
+    }
+
+    pub async fn conversation_of_run(&self, run_id: Uuid) -> Result<Option<Conversation>, StoreError> {
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE run_id = ?"))
+            .bind(run_id.to_string())
+            .fetch_optional(pool)
+            .await)?;
+        row.map(Conversation::try_from).transpose()
     }
 
     /// Counted on the `(conversation_id, id)` index alone: the poll's fast path reads no message.
     pub async fn message_count(&self, conversation_id: &str) -> Result<i64, StoreError> {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = ?")
+        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = ?")
             .bind(conversation_id)
-            .fetch_one(&self.pool)
-            .await?)
+            .fetch_one(pool)
+            .await)?)
     }
 
-    pub async fn messages(&self, conversation_id: &str) -> Result<Vec<MessageRow>, StoreError> {
-        Ok(sqlx::query_as::<_, MessageRow>(
+    pub async fn messages(&self, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
+        let rows: Vec<MessageRow> = on!(&self.db, pool => sqlx::query_as(
             "SELECT id, role, content, notice FROM messages WHERE conversation_id = ? ORDER BY id",
         )
         .bind(conversation_id)
-        .fetch_all(&self.pool)
-        .await?)
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(Message::try_from).collect()
     }
 
     /// Claims the conversation for a new turn, stores the user's message and queues the job, all
@@ -281,71 +460,63 @@ impl Store {
         &self,
         user_id: i64,
         conversation_id: &str,
-        expected: &str,
+        expected: ConversationStatus,
         content: &str,
         title_if_untitled: &str,
         untitled: &str,
     ) -> Result<StartTurn, StoreError> {
-        let at = now();
-        let mut tx = self.pool.begin().await?;
-        let claimed = sqlx::query(
-            "UPDATE conversations
-             SET status = 'processing', error_code = NULL, updated_at = ?, run_id = NULL,
-                 approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL,
-                 approval_deny_reason = NULL,
-                 title = CASE WHEN title = ? THEN ? ELSE title END
-             WHERE id = ? AND user_id = ? AND status = ? AND status != 'processing'",
-        )
-        .bind(at)
-        .bind(untitled)
-        .bind(title_if_untitled)
-        .bind(conversation_id)
-        .bind(user_id)
-        .bind(expected)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if claimed != 1 {
-            tx.rollback().await?;
-            let exists = self.conversation_of(user_id, conversation_id).await?.is_some();
-            return Ok(if exists { StartTurn::Busy } else { StartTurn::NotFound });
+        let started = self
+            .guarded(
+                conversation_id,
+                concat!(
+                    "UPDATE conversations
+                     SET status = 'processing', error_code = NULL, updated_at = ?, run_id = NULL, ",
+                    clear_recorded!(),
+                    ", title = CASE WHEN title = ? THEN ? ELSE title END
+                     WHERE id = ? AND user_id = ? AND status = ? AND status != 'processing'"
+                ),
+                &[
+                    Arg::Int(now()),
+                    Arg::Text(untitled),
+                    Arg::Text(title_if_untitled),
+                    Arg::Text(conversation_id),
+                    Arg::Int(user_id),
+                    Arg::Text(expected.as_str()),
+                ],
+                &[Then::Message { role: MessageRole::User, content, notice: None }, Then::Job],
+            )
+            .await?;
+        if started {
+            return Ok(StartTurn::Started);
         }
-        insert_message(&mut tx, conversation_id, "user", content, None, at).await?;
-        insert_job(&mut tx, conversation_id, at).await?;
-        tx.commit().await?;
-        Ok(StartTurn::Started)
+        let exists = self.conversation_of(user_id, conversation_id).await?.is_some();
+        Ok(if exists { StartTurn::Busy } else { StartTurn::NotFound })
     }
 
     /// Claims a waiting conversation without starting anything yet, keeping its run id: a process
     /// run must first be cancelled, and if that fails the claim is given back.
-    pub async fn claim_waiting(&self, user_id: i64, conversation_id: &str, expected: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query(
+    pub async fn claim_waiting(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        expected: ConversationStatus,
+    ) -> Result<bool, StoreError> {
+        self.update_one(
             "UPDATE conversations SET status = 'processing', updated_at = ?
              WHERE id = ? AND user_id = ? AND status = ? AND status IN ('awaiting_approval', 'awaiting_input')",
+            &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::Text(expected.as_str())],
         )
-        .bind(now())
-        .bind(conversation_id)
-        .bind(user_id)
-        .bind(expected)
-        .execute(&self.pool)
-        .await?
-        .rows_affected()
-            == 1)
+        .await
     }
 
     /// Gives a claim back: the row returns to the waiting status it had.
-    pub async fn release_claim(&self, conversation_id: &str, back_to: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query(
+    pub async fn release_claim(&self, conversation_id: &str, back_to: ConversationStatus) -> Result<bool, StoreError> {
+        self.update_one(
             "UPDATE conversations SET status = ?, updated_at = ?
              WHERE id = ? AND status = 'processing' AND approval_decision IS NULL",
+            &[Arg::Text(back_to.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
         )
-        .bind(back_to)
-        .bind(now())
-        .bind(conversation_id)
-        .execute(&self.pool)
-        .await?
-        .rows_affected()
-            == 1)
+        .await
     }
 
     /// Starts a new turn on a conversation this request has claimed (see [`Store::claim_waiting`]).
@@ -356,30 +527,18 @@ impl Store {
         title_if_untitled: &str,
         untitled: &str,
     ) -> Result<bool, StoreError> {
-        let at = now();
-        let mut tx = self.pool.begin().await?;
-        let updated = sqlx::query(
-            "UPDATE conversations
-             SET error_code = NULL, updated_at = ?, run_id = NULL, approval_decision = NULL,
-                 approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL,
-                 title = CASE WHEN title = ? THEN ? ELSE title END
-             WHERE id = ? AND status = 'processing' AND approval_decision IS NULL",
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET error_code = NULL, updated_at = ?, run_id = NULL, ",
+                clear_recorded!(),
+                ", title = CASE WHEN title = ? THEN ? ELSE title END
+                 WHERE id = ? AND status = 'processing' AND approval_decision IS NULL"
+            ),
+            &[Arg::Int(now()), Arg::Text(untitled), Arg::Text(title_if_untitled), Arg::Text(conversation_id)],
+            &[Then::Message { role: MessageRole::User, content, notice: None }, Then::Job],
         )
-        .bind(at)
-        .bind(untitled)
-        .bind(title_if_untitled)
-        .bind(conversation_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if updated != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        insert_message(&mut tx, conversation_id, "user", content, None, at).await?;
-        insert_job(&mut tx, conversation_id, at).await?;
-        tx.commit().await?;
-        Ok(true)
+        .await
     }
 
     /// Records an answer to the question the conversation waits on, appends it to the transcript
@@ -392,30 +551,26 @@ impl Store {
         values: &str,
         display: &str,
     ) -> Result<bool, StoreError> {
-        let at = now();
-        let mut tx = self.pool.begin().await?;
-        let claimed = sqlx::query(
+        self.guarded(
+            conversation_id,
             "UPDATE conversations
-             SET status = 'processing', approval_decision = 'input', approval_turn_digest = ?,
+             SET status = 'processing', approval_decision = ?, approval_turn_digest = ?,
                  pending_input = ?, approval_deny_reason = NULL, error_code = NULL, updated_at = ?
              WHERE id = ? AND user_id = ? AND status = 'awaiting_input' AND run_id IS NOT NULL",
+            &[
+                Arg::Text(PendingDecision::Input.as_str()),
+                Arg::Text(digest),
+                Arg::Text(values),
+                Arg::Int(now()),
+                Arg::Text(conversation_id),
+                Arg::Int(user_id),
+            ],
+            &[
+                Then::Message { role: MessageRole::User, content: display, notice: Some(Notice::InputAnswer) },
+                Then::Job,
+            ],
         )
-        .bind(digest)
-        .bind(values)
-        .bind(at)
-        .bind(conversation_id)
-        .bind(user_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if claimed != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        insert_message(&mut tx, conversation_id, "user", display, Some(NOTICE_ANSWER), at).await?;
-        insert_job(&mut tx, conversation_id, at).await?;
-        tx.commit().await?;
-        Ok(true)
+        .await
     }
 
     /// Records a decision on the approval card, with the reason's label in the transcript when
@@ -426,296 +581,230 @@ impl Store {
         conversation_id: &str,
         decision: Decision<'_>,
     ) -> Result<bool, StoreError> {
-        let at = now();
-        let mut tx = self.pool.begin().await?;
-        let claimed = sqlx::query(
+        let kind = if decision.approve { PendingDecision::Approve } else { PendingDecision::Deny };
+        let label = decision.label.map(|label| Then::Message {
+            role: MessageRole::User,
+            content: label,
+            notice: Some(Notice::Decision),
+        });
+        let then: Vec<Then<'_>> = label.into_iter().chain([Then::Job]).collect();
+        self.guarded(
+            conversation_id,
             "UPDATE conversations
              SET status = 'processing', approval_decision = ?, approval_turn_digest = ?,
                  approval_deny_reason = ?, pending_input = NULL, error_code = NULL, updated_at = ?
              WHERE id = ? AND user_id = ? AND status = 'awaiting_approval' AND run_id IS NOT NULL",
+            &[
+                Arg::Text(kind.as_str()),
+                Arg::Text(decision.digest),
+                Arg::MaybeText(decision.reason.map(DenialReason::as_str)),
+                Arg::Int(now()),
+                Arg::Text(conversation_id),
+                Arg::Int(user_id),
+            ],
+            &then,
         )
-        .bind(if decision.approve { "approve" } else { "deny" })
-        .bind(decision.digest)
-        .bind(decision.reason)
-        .bind(at)
-        .bind(conversation_id)
-        .bind(user_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if claimed != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        if let Some(label) = decision.label {
-            insert_message(&mut tx, conversation_id, "user", label, Some(NOTICE_DECISION), at).await?;
-        }
-        insert_job(&mut tx, conversation_id, at).await?;
-        tx.commit().await?;
-        Ok(true)
+        .await
     }
 
     /// Retry of a failed turn over the transcript as it is. A conversation with a recorded
     /// decision in flight is `processing`, so it cannot be retried.
     pub async fn claim_retry(&self, user_id: i64, conversation_id: &str) -> Result<bool, StoreError> {
-        let at = now();
-        let mut tx = self.pool.begin().await?;
-        let claimed = sqlx::query(
+        self.guarded(
+            conversation_id,
             "UPDATE conversations
              SET status = 'processing', error_code = NULL, run_id = NULL, updated_at = ?
              WHERE id = ? AND user_id = ? AND status = 'failed'",
+            &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id)],
+            &[Then::Job],
         )
-        .bind(at)
-        .bind(conversation_id)
-        .bind(user_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if claimed != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        insert_job(&mut tx, conversation_id, at).await?;
-        tx.commit().await?;
-        Ok(true)
+        .await
     }
 
     /// Remembers which run carries the conversation's new turn, before the run executes, so a
     /// restart finds the run again instead of starting a second one.
-    pub async fn attach_run(&self, conversation_id: &str, run_id: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query(
+    pub async fn attach_run(&self, conversation_id: &str, run_id: Uuid) -> Result<bool, StoreError> {
+        let run = run_id.to_string();
+        self.update_one(
             "UPDATE conversations SET run_id = ?, updated_at = ?
              WHERE id = ? AND status = 'processing' AND run_id IS NULL AND approval_decision IS NULL",
+            &[Arg::Text(&run), Arg::Int(now()), Arg::Text(conversation_id)],
         )
-        .bind(run_id)
-        .bind(now())
-        .bind(conversation_id)
-        .execute(&self.pool)
-        .await?
-        .rows_affected()
-            == 1)
+        .await
     }
 
     /// Applies what a run came back with, guarded on the conversation still carrying that run:
     /// a late result of an abandoned run changes nothing.
-    pub async fn settle(&self, conversation_id: &str, run_id: &str, settle: Settle<'_>) -> Result<bool, StoreError> {
-        let at = now();
+    pub async fn settle(&self, conversation_id: &str, run_id: Uuid, settle: Settle<'_>) -> Result<bool, StoreError> {
         let (status, keep_run, error_code, message) = match settle {
-            Settle::Answered { answer } => ("idle", false, None, Some(answer)),
-            Settle::AwaitingInput { question } => ("awaiting_input", true, None, question),
-            Settle::AwaitingApproval => ("awaiting_approval", true, None, None),
-            Settle::Failed { code } => ("failed", false, Some(code), None),
+            Settle::Answered { answer } => (ConversationStatus::Idle, false, None, Some(answer)),
+            Settle::AwaitingInput { question } => (ConversationStatus::AwaitingInput, true, None, question),
+            Settle::AwaitingApproval => (ConversationStatus::AwaitingApproval, true, None, None),
+            Settle::Failed { code } => (ConversationStatus::Failed, false, Some(code), None),
         };
-        let mut tx = self.pool.begin().await?;
-        let updated = sqlx::query(
-            "UPDATE conversations
-             SET status = ?, run_id = CASE WHEN ? THEN run_id ELSE NULL END, error_code = ?,
-                 approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL,
-                 approval_deny_reason = NULL, updated_at = ?
-             WHERE id = ? AND status = 'processing' AND run_id = ?",
+        let message = message.filter(|text| !text.trim().is_empty()).map(|content| Then::Message {
+            role: MessageRole::Assistant,
+            content,
+            notice: None,
+        });
+        let run = run_id.to_string();
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations
+                 SET status = ?, run_id = CASE WHEN ? THEN run_id ELSE NULL END, error_code = ?, ",
+                clear_recorded!(),
+                ", updated_at = ?
+                 WHERE id = ? AND status = 'processing' AND run_id = ?"
+            ),
+            &[
+                Arg::Text(status.as_str()),
+                Arg::Bool(keep_run),
+                Arg::MaybeText(error_code.map(ErrorCode::as_str)),
+                Arg::Int(now()),
+                Arg::Text(conversation_id),
+                Arg::Text(&run),
+            ],
+            &message.into_iter().collect::<Vec<_>>(),
         )
-        .bind(status)
-        .bind(keep_run)
-        .bind(error_code)
-        .bind(at)
-        .bind(conversation_id)
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if updated != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        if let Some(message) = message.filter(|text| !text.trim().is_empty()) {
-            insert_message(&mut tx, conversation_id, "assistant", message, None, at).await?;
-        }
-        tx.commit().await?;
-        Ok(true)
+        .await
     }
 
     /// Hands a question or card back after the runtime refused the recorded answer or decision:
     /// the waiting status returns, the undelivered line leaves the transcript, and the reason is
     /// stored as a code for the reader's language.
-    pub async fn hand_back(&self, conversation_id: &str, back_to: &str, code: Option<&str>) -> Result<bool, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let updated = sqlx::query(
-            "UPDATE conversations
-             SET status = ?, error_code = ?, approval_decision = NULL, approval_turn_digest = NULL,
-                 pending_input = NULL, approval_deny_reason = NULL, updated_at = ?
-             WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL",
+    pub async fn hand_back(
+        &self,
+        conversation_id: &str,
+        back_to: ConversationStatus,
+        code: ErrorCode,
+    ) -> Result<bool, StoreError> {
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET status = ?, error_code = ?, ",
+                clear_recorded!(),
+                ", updated_at = ?
+                 WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL"
+            ),
+            &[Arg::Text(back_to.as_str()), Arg::Text(code.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
+            &[Then::DropUndelivered],
         )
-        .bind(back_to)
-        .bind(code)
-        .bind(now())
-        .bind(conversation_id)
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-        if updated != 1 {
-            tx.rollback().await?;
-            return Ok(false);
-        }
-        sqlx::query(
-            "DELETE FROM messages WHERE id = (
-                 SELECT id FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 1
-             ) AND notice IN ('input_answer', 'decision')",
-        )
-        .bind(conversation_id)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(true)
+        .await
     }
 
     /// The recorded answer or decision has reached the run (an earlier attempt delivered it): it
     /// is no longer in flight, and the conversation follows the run from here.
     pub async fn mark_delivered(&self, conversation_id: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query(
-            "UPDATE conversations
-             SET approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL,
-                 approval_deny_reason = NULL, updated_at = ?
-             WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL",
+        self.update_one(
+            concat!(
+                "UPDATE conversations SET ",
+                clear_recorded!(),
+                ", updated_at = ?
+                 WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL"
+            ),
+            &[Arg::Int(now()), Arg::Text(conversation_id)],
         )
-        .bind(now())
-        .bind(conversation_id)
-        .execute(&self.pool)
-        .await?
-        .rows_affected()
-            == 1)
+        .await
     }
 
     /// Fails a turn that cannot go on (a refusal that is not a hand-back, an unexpected error).
-    pub async fn fail_conversation(&self, conversation_id: &str, code: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query(
-            "UPDATE conversations
-             SET status = 'failed', error_code = ?, run_id = NULL, approval_decision = NULL,
-                 approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, updated_at = ?
-             WHERE id = ? AND status = 'processing'",
+    pub async fn fail_conversation(&self, conversation_id: &str, code: ErrorCode) -> Result<bool, StoreError> {
+        self.update_one(
+            concat!(
+                "UPDATE conversations SET status = 'failed', error_code = ?, run_id = NULL, ",
+                clear_recorded!(),
+                ", updated_at = ?
+                 WHERE id = ? AND status = 'processing'"
+            ),
+            &[Arg::Text(code.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
         )
-        .bind(code)
-        .bind(now())
-        .bind(conversation_id)
-        .execute(&self.pool)
-        .await?
-        .rows_affected()
-            == 1)
+        .await
     }
 
     pub async fn rename_conversation(&self, user_id: i64, id: &str, title: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query("UPDATE conversations SET title = ? WHERE id = ? AND user_id = ?")
-            .bind(title)
-            .bind(id)
-            .bind(user_id)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            == 1)
+        self.update_one(
+            "UPDATE conversations SET title = ? WHERE id = ? AND user_id = ?",
+            &[Arg::Text(title), Arg::Text(id), Arg::Int(user_id)],
+        )
+        .await
     }
 
     /// Deletes a conversation that nothing is working on; its messages and jobs go with it.
     pub async fn delete_conversation(&self, user_id: i64, id: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query("DELETE FROM conversations WHERE id = ? AND user_id = ? AND status != 'processing'")
-            .bind(id)
-            .bind(user_id)
-            .execute(&self.pool)
-            .await?
-            .rows_affected()
-            == 1)
-    }
-
-    pub async fn conversation_of_run(&self, run_id: &str) -> Result<Option<ConversationRow>, StoreError> {
-        Ok(sqlx::query_as::<_, ConversationRow>(select_conversations!("WHERE run_id = ?"))
-            .bind(run_id)
-            .fetch_optional(&self.pool)
-            .await?)
+        self.update_one(
+            "DELETE FROM conversations WHERE id = ? AND user_id = ? AND status != 'processing'",
+            &[Arg::Text(id), Arg::Int(user_id)],
+        )
+        .await
     }
 
     // --- jobs ---------------------------------------------------------------------------------
 
     /// Takes the oldest queued job and leases it; `None` when there is nothing to do.
-    pub async fn claim_job(&self, lease: Duration) -> Result<Option<JobRow>, StoreError> {
-        Ok(sqlx::query_as::<_, JobRow>(
+    pub async fn claim_job(&self, lease: Duration) -> Result<Option<Job>, StoreError> {
+        let lease_until = now().saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX));
+        let row: Option<(i64, String)> = on!(&self.db, pool => sqlx::query_as(
             "UPDATE jobs SET state = 'running', lease_until = ?
              WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1) AND state = 'queued'
-             RETURNING id, conversation_id, kind",
+             RETURNING id, conversation_id",
         )
-        .bind(now() + lease.as_secs() as i64)
-        .fetch_optional(&self.pool)
-        .await?)
+        .bind(lease_until)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(row.map(|(id, conversation_id)| Job { id, conversation_id }))
     }
 
     pub async fn delete_job(&self, job_id: i64) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM jobs WHERE id = ?").bind(job_id).execute(&self.pool).await?;
+        on!(&self.db, pool => sqlx::query("DELETE FROM jobs WHERE id = ?")
+            .bind(job_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(())
     }
 
     pub async fn has_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
-        let count: i64 = sqlx::query("SELECT COUNT(*) FROM jobs WHERE conversation_id = ?")
+        let count: i64 = on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = ?")
             .bind(conversation_id)
-            .fetch_one(&self.pool)
-            .await?
-            .get(0);
+            .fetch_one(pool)
+            .await)?;
         Ok(count > 0)
     }
 
     /// Queues a job for the conversation unless one is already waiting or running.
     pub async fn ensure_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
-        Ok(sqlx::query(
+        let rows = on!(&self.db, pool => sqlx::query(
             "INSERT INTO jobs (conversation_id, kind, created_at)
              SELECT ?, 'turn', ? WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = ?)",
         )
         .bind(conversation_id)
         .bind(now())
         .bind(conversation_id)
-        .execute(&self.pool)
-        .await?
-        .rows_affected()
-            == 1)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(rows == 1)
     }
 
     /// Queues again every job whose lease ran out: its worker died (a crash or a kill -9).
     pub async fn requeue_stale_jobs(&self) -> Result<u64, StoreError> {
-        Ok(sqlx::query("UPDATE jobs SET state = 'queued', lease_until = 0 WHERE state = 'running' AND lease_until < ?")
-            .bind(now())
-            .execute(&self.pool)
-            .await?
-            .rows_affected())
+        Ok(on!(&self.db, pool => sqlx::query(
+            "UPDATE jobs SET state = 'queued', lease_until = 0 WHERE state = 'running' AND lease_until < ?",
+        )
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?)
     }
 
     /// Jobs of a server that stopped are not running any more, whatever their lease says.
     pub async fn requeue_all_running_jobs(&self) -> Result<u64, StoreError> {
-        Ok(sqlx::query("UPDATE jobs SET state = 'queued', lease_until = 0 WHERE state = 'running'")
-            .execute(&self.pool)
-            .await?
-            .rows_affected())
+        Ok(
+            on!(&self.db, pool => sqlx::query("UPDATE jobs SET state = 'queued', lease_until = 0 WHERE state = 'running'")
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?,
+        )
     }
-}
-
-async fn insert_message(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    conversation_id: &str,
-    role: &str,
-    content: &str,
-    notice: Option<&str>,
-    at: i64,
-) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO messages (conversation_id, role, content, notice, created_at) VALUES (?, ?, ?, ?, ?)")
-        .bind(conversation_id)
-        .bind(role)
-        .bind(content)
-        .bind(notice)
-        .bind(at)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
-
-async fn insert_job(tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>, conversation_id: &str, at: i64) -> Result<(), StoreError> {
-    sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES (?, 'turn', ?)")
-        .bind(conversation_id)
-        .bind(at)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
 }

@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use app::input_form::InputPauseForm;
 use runtime::{
-    Actor, ApprovalDecision, ChatMessage, DenialReason, InputPause, InputSubmission, PauseView, Refusal, RunOutcome, RunRequest,
+    Actor, ApprovalDecision, ChatMessage, InputPause, InputSubmission, PauseView, Refusal, RunOutcome, RunRequest,
     RunResult, RunStatus, Runtime, RuntimeError,
 };
 use uuid::Uuid;
 
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Recorded};
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
-use crate::store::{ConversationRow, Settle, Store, StoreError};
+use crate::store::{Settle, Store, StoreError};
 
 /// The configuration every chat run belongs to; deactivating it stops new runs and decisions.
 pub const CHAT_CONFIGURATION: &str = "chat";
@@ -38,44 +39,59 @@ pub struct Turns {
     pub events: ConversationEvents,
 }
 
-fn owner(conversation: &ConversationRow) -> Actor {
+fn owner(conversation: &Conversation) -> Actor {
     Actor::user(conversation.user_id)
 }
 
-fn run_id_of(conversation: &ConversationRow) -> Option<Uuid> {
-    conversation.run_id.as_deref().and_then(|id| Uuid::parse_str(id).ok())
+/// The code a failed or cancelled run leaves on its conversation.
+fn failure_code(status: RunStatus, termination_reason: Option<&str>) -> ErrorCode {
+    match (status, termination_reason.and_then(runtime::FailureReason::parse)) {
+        (RunStatus::Cancelled, _) => ErrorCode::Cancelled,
+        (_, Some(reason)) => ErrorCode::Run(reason),
+        (_, None) => {
+            tracing::warn!(?termination_reason, "a run ended with a reason this build does not know");
+            ErrorCode::Internal
+        }
+    }
 }
 
 impl Turns {
     /// Carries the conversation one step on. Does nothing unless it is `processing`.
     pub async fn process(&self, conversation_id: &str) -> Result<(), TurnError> {
         let Some(conversation) = self.store.conversation(conversation_id).await? else { return Ok(()) };
-        if conversation.status != "processing" {
+        if conversation.status != ConversationStatus::Processing {
             return Ok(());
         }
-        let outcome = match conversation.approval_decision.as_deref() {
-            Some("input") => self.deliver_answer(&conversation).await,
-            Some("approve") | Some("deny") => self.deliver_decision(&conversation).await,
-            _ => self.carry_turn(&conversation).await,
+        let outcome = match &conversation.recorded {
+            Some(Recorded::Answer { digest, values }) => self.deliver_answer(&conversation, digest, values).await,
+            Some(Recorded::Decision { approve, digest, reason }) => {
+                let decision = if *approve {
+                    ApprovalDecision::approve(digest.clone())
+                } else {
+                    ApprovalDecision::deny(digest.clone(), *reason)
+                };
+                self.deliver_decision(&conversation, decision).await
+            }
+            None => self.carry_turn(&conversation).await,
         };
         self.events.changed(conversation_id);
         outcome
     }
 
-    async fn carry_turn(&self, conversation: &ConversationRow) -> Result<(), TurnError> {
-        let run_id = match run_id_of(conversation) {
+    async fn carry_turn(&self, conversation: &Conversation) -> Result<(), TurnError> {
+        let run_id = match conversation.run_id {
             Some(run_id) => run_id,
             None => {
                 let request = self.request_for(conversation).await?;
                 let run_id = match self.runtime.enqueue(request).await {
                     Ok(run_id) => run_id,
                     Err(RuntimeError::ConfigurationInactive(_)) => {
-                        self.store.fail_conversation(&conversation.id, "configuration_inactive").await?;
+                        self.store.fail_conversation(&conversation.id, ErrorCode::ConfigurationInactive).await?;
                         return Ok(());
                     }
                     Err(error) => return Err(error.into()),
                 };
-                if !self.store.attach_run(&conversation.id, &run_id.to_string()).await? {
+                if !self.store.attach_run(&conversation.id, run_id).await? {
                     // The conversation moved on while the run was stored; the run must not act.
                     self.runtime.cancel(&owner(conversation), run_id).await?;
                     return Ok(());
@@ -88,12 +104,12 @@ impl Turns {
 
     /// Looks at where the run stands and does what is due: run it if it is queued, record it if it
     /// stopped. A restart lands here too, so nothing is started twice.
-    async fn follow_run(&self, conversation: &ConversationRow, run_id: Uuid) -> Result<(), TurnError> {
+    async fn follow_run(&self, conversation: &Conversation, run_id: Uuid) -> Result<(), TurnError> {
         let Some(view) = self.runtime.status(&owner(conversation), run_id).await? else {
-            self.store.fail_conversation(&conversation.id, "run_missing").await?;
+            self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
             return Ok(());
         };
-        let run = run_id.to_string();
+        let run = run_id;
         match view.status {
             RunStatus::Queued => {
                 if let Some(result) = self.runtime.run_queued(run_id).await? {
@@ -103,77 +119,70 @@ impl Turns {
             // Another segment carries it; if that one died, the reaper queues the run again.
             RunStatus::Running => {}
             RunStatus::WaitingForInput | RunStatus::WaitingForApproval => match view.pause {
-                Some(PauseView::Input(pause)) => self.settle_question(&conversation.id, &run, &pause).await?,
+                Some(PauseView::Input(pause)) => self.settle_question(&conversation.id, run, &pause).await?,
                 Some(PauseView::Approval(_)) => {
-                    self.store.settle(&conversation.id, &run, Settle::AwaitingApproval).await?;
+                    self.store.settle(&conversation.id, run, Settle::AwaitingApproval).await?;
                 }
                 Some(PauseView::Unreadable) | None => {
-                    self.store.settle(&conversation.id, &run, Settle::Failed { code: "state_unreadable" }).await?;
+                    let code = ErrorCode::Run(runtime::FailureReason::StateUnreadable);
+                    self.store.settle(&conversation.id, run, Settle::Failed { code }).await?;
                 }
             },
             RunStatus::Completed => {
                 let answer = view.answer.unwrap_or_default();
-                self.store.settle(&conversation.id, &run, Settle::Answered { answer: &answer }).await?;
+                self.store.settle(&conversation.id, run, Settle::Answered { answer: &answer }).await?;
             }
             RunStatus::Failed | RunStatus::Cancelled => {
-                let code = view.termination_reason.unwrap_or_else(|| view.status.as_str().to_string());
-                self.store.settle(&conversation.id, &run, Settle::Failed { code: &code }).await?;
+                let code = failure_code(view.status, view.termination_reason.as_deref());
+                self.store.settle(&conversation.id, run, Settle::Failed { code }).await?;
             }
         }
         Ok(())
     }
 
-    async fn deliver_answer(&self, conversation: &ConversationRow) -> Result<(), TurnError> {
-        let Some(run_id) = run_id_of(conversation) else {
-            self.store.fail_conversation(&conversation.id, "run_missing").await?;
+    async fn deliver_answer(
+        &self,
+        conversation: &Conversation,
+        digest: &str,
+        values: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), TurnError> {
+        let Some(run_id) = conversation.run_id else {
+            self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
             return Ok(());
         };
         if !self.still_waits(conversation, run_id, RunStatus::WaitingForInput).await? {
             return Ok(());
         }
-        let values = conversation
-            .pending_input
-            .as_deref()
-            .and_then(|raw| serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(raw).ok())
-            .unwrap_or_default();
-        let submission = InputSubmission { values, digest: conversation.approval_turn_digest.clone() };
+        let submission = InputSubmission { values: values.clone(), digest: Some(digest.to_string()) };
         match self.runtime.submit_input(&owner(conversation), run_id, submission).await {
             Ok(result) => self.apply(&conversation.id, result).await,
-            Err(refusal) => self.refused(conversation, "awaiting_input", handback::input_code(&refusal), &refusal).await,
+            Err(refusal) => self.refused(conversation, handback::input_code(&refusal), &refusal).await,
         }
     }
 
-    async fn deliver_decision(&self, conversation: &ConversationRow) -> Result<(), TurnError> {
-        let Some(run_id) = run_id_of(conversation) else {
-            self.store.fail_conversation(&conversation.id, "run_missing").await?;
+    async fn deliver_decision(&self, conversation: &Conversation, decision: ApprovalDecision) -> Result<(), TurnError> {
+        let Some(run_id) = conversation.run_id else {
+            self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
             return Ok(());
         };
         if !self.still_waits(conversation, run_id, RunStatus::WaitingForApproval).await? {
             return Ok(());
         }
-        let digest = conversation.approval_turn_digest.clone().unwrap_or_default();
-        let decision = if conversation.approval_decision.as_deref() == Some("approve") {
-            ApprovalDecision::approve(digest)
-        } else {
-            let reason = match conversation.approval_deny_reason.as_deref() {
-                Some("variant") => Some(DenialReason::Variant),
-                Some("skip") => Some(DenialReason::Skip),
-                _ => None,
-            };
-            ApprovalDecision::deny(digest, reason)
-        };
         match self.runtime.approve(&owner(conversation), run_id, decision).await {
             Ok(result) => self.apply(&conversation.id, result).await,
-            Err(refusal) => {
-                self.refused(conversation, "awaiting_approval", handback::approval_code(&refusal), &refusal).await
-            }
+            Err(refusal) => self.refused(conversation, handback::approval_code(&refusal), &refusal).await,
         }
     }
 
     /// Before delivering, asks whether the run still waits. If an earlier attempt already
     /// delivered (the server died before it could record the result), the decision is marked done
     /// and the run is followed instead of being refused as "not waiting".
-    async fn still_waits(&self, conversation: &ConversationRow, run_id: Uuid, waiting: RunStatus) -> Result<bool, TurnError> {
+    async fn still_waits(
+        &self,
+        conversation: &Conversation,
+        run_id: Uuid,
+        waiting: RunStatus,
+    ) -> Result<bool, TurnError> {
         let status = self.runtime.status(&owner(conversation), run_id).await?.map(|view| view.status);
         match status {
             Some(status) if status == waiting => Ok(true),
@@ -185,43 +194,42 @@ impl Turns {
                 Ok(false)
             }
             Some(RunStatus::Failed | RunStatus::Cancelled) | None => {
-                let code = if waiting == RunStatus::WaitingForInput { "not_awaiting_input" } else { "not_awaiting_approval" };
-                let back_to = if waiting == RunStatus::WaitingForInput { "awaiting_input" } else { "awaiting_approval" };
-                self.store.hand_back(&conversation.id, back_to, Some(code)).await?;
+                let (back_to, code) = if waiting == RunStatus::WaitingForInput {
+                    (ConversationStatus::AwaitingInput, ErrorCode::NotAwaitingInput)
+                } else {
+                    (ConversationStatus::AwaitingApproval, ErrorCode::NotAwaitingApproval)
+                };
+                self.store.hand_back(&conversation.id, back_to, code).await?;
                 Ok(false)
             }
         }
     }
 
     /// Every refusal leaves the run waiting, so the question or card comes back with the reason.
-    async fn refused(
-        &self,
-        conversation: &ConversationRow,
-        back_to: &str,
-        code: &'static str,
-        refusal: &Refusal,
-    ) -> Result<(), TurnError> {
+    async fn refused(&self, conversation: &Conversation, code: ErrorCode, refusal: &Refusal) -> Result<(), TurnError> {
         tracing::warn!(conversation = %conversation.id, refusal = refusal.code(), "runtime refused a recorded answer or decision");
-        self.store.hand_back(&conversation.id, back_to, Some(code)).await?;
+        if let Some(recorded) = &conversation.recorded {
+            self.store.hand_back(&conversation.id, recorded.waiting_status(), code).await?;
+        }
         Ok(())
     }
 
     /// Records what a run call came back with, on the conversation that carries that run.
     async fn apply(&self, conversation_id: &str, result: RunResult) -> Result<(), TurnError> {
-        let run = result.run_id.to_string();
+        let run = result.run_id;
         match result.outcome {
             RunOutcome::Completed { answer, .. } => {
-                self.store.settle(conversation_id, &run, Settle::Answered { answer: &answer }).await?;
+                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }).await?;
             }
-            RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, &run, &pause).await?,
+            RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, run, &pause).await?,
             RunOutcome::AwaitingApproval { .. } => {
-                self.store.settle(conversation_id, &run, Settle::AwaitingApproval).await?;
+                self.store.settle(conversation_id, run, Settle::AwaitingApproval).await?;
             }
             RunOutcome::Failed { reason } => {
-                self.store.settle(conversation_id, &run, Settle::Failed { code: reason.as_str() }).await?;
+                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Run(reason) }).await?;
             }
             RunOutcome::Cancelled => {
-                self.store.settle(conversation_id, &run, Settle::Failed { code: "cancelled" }).await?;
+                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Cancelled }).await?;
             }
             // Requeued: the worker is dispatched again when the run is due. Lease lost: whoever
             // holds the run now will record it.
@@ -232,28 +240,28 @@ impl Turns {
 
     /// Parks the conversation on a question, which joins the transcript as the assistant's line
     /// in the wording the reply options are read with.
-    async fn settle_question(&self, conversation_id: &str, run: &str, pause: &InputPause) -> Result<(), TurnError> {
+    async fn settle_question(&self, conversation_id: &str, run: Uuid, pause: &InputPause) -> Result<(), TurnError> {
         let question = InputPauseForm::parse(&pause.schema).question().to_string();
         self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }).await?;
         Ok(())
     }
 
-    async fn request_for(&self, conversation: &ConversationRow) -> Result<RunRequest, TurnError> {
+    async fn request_for(&self, conversation: &Conversation) -> Result<RunRequest, TurnError> {
         let mut system = SYSTEM_PROMPT.to_string();
         let skill = conversation.skill.as_deref().and_then(|id| self.skills.find(id));
         if let Some(skill) = skill {
             system.push_str("\n\n");
             system.push_str(skill.instructions);
         }
-        // The demo model reads the page from this sentence; keep its wording.
         if let Some(page_id) = conversation.page_id {
-            system.push_str(&format!("\n\nThis conversation is about the page with id {page_id}."));
+            system.push_str("\n\n");
+            system.push_str(&content::context::page_sentence(page_id));
         }
         let mut messages = vec![ChatMessage::system(system)];
         for message in self.store.messages(&conversation.id).await? {
-            messages.push(match message.role.as_str() {
-                "user" => ChatMessage::user(message.content),
-                _ => ChatMessage::assistant(message.content),
+            messages.push(match message.role {
+                MessageRole::User => ChatMessage::user(message.content),
+                MessageRole::Assistant => ChatMessage::assistant(message.content),
             });
         }
         let mut request = RunRequest::new(owner(conversation), CHAT_CONFIGURATION, messages);

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
+use crate::conversation::{ConversationStatus, ErrorCode};
 use crate::store::Store;
 use crate::turn::{TurnError, Turns};
 
@@ -91,7 +92,7 @@ impl Worker {
         let outcome = self.turns.process(&job.conversation_id).await;
         if let Err(error) = &outcome {
             tracing::error!(%error, conversation = %job.conversation_id, "turn failed");
-            self.store.fail_conversation(&job.conversation_id, "internal").await?;
+            self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await?;
         }
         self.store.delete_job(job.id).await?;
         Ok(true)
@@ -101,10 +102,10 @@ impl Worker {
     /// to a conversation that is still `processing`: give it a job so the run is carried on.
     async fn dispatch_due_runs(&self) -> Result<(), TurnError> {
         let runtime = &self.turns.runtime;
-        runtime.reap_stale(crate::store::now()).await?;
+        runtime.reap_stale(db::now()).await?;
         for run_id in runtime.due_queued_runs(16).await? {
-            if let Some(conversation) = self.store.conversation_of_run(&run_id.to_string()).await? {
-                if conversation.status == "processing" {
+            if let Some(conversation) = self.store.conversation_of_run(run_id).await? {
+                if conversation.status == ConversationStatus::Processing {
                     self.store.ensure_job(&conversation.id).await?;
                 }
             }

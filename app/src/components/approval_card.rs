@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::api::Decide;
 use crate::i18n::Text;
-use crate::model::{ApprovalCardView, CardAnswers};
+use crate::model::{ApprovalCardView, CardAnswers, CardDecision};
 use crate::use_lang;
 
 #[component]
@@ -18,12 +18,12 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
         }
     };
     let title = if card.calls.len() > 1 { Text::ApprovalTitleMany } else { Text::ApprovalTitle };
-    let button = move |decision: &'static str, text: Text, class: &'static str| {
+    let button = move |decision: CardDecision, text: Text, class: &'static str| {
         view! {
             <button
                 type="submit"
                 name="decision"
-                value=decision
+                value=decision.as_str()
                 class=class
                 aria-disabled=move || pending.get().to_string()
                 on:click=guard
@@ -34,11 +34,11 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
     };
     let denials = match card.answers {
         CardAnswers::Process => view! {
-            {button("variant", Text::ApprovalVariant, "secondary")}
-            {button("skip", Text::ApprovalSkip, "secondary")}
+            {button(CardDecision::Variant, Text::ApprovalVariant, "secondary")}
+            {button(CardDecision::Skip, Text::ApprovalSkip, "secondary")}
         }
         .into_any(),
-        CardAnswers::Plain => button("deny", Text::ApprovalCancel, "secondary").into_any(),
+        CardAnswers::Plain => button(CardDecision::Deny, Text::ApprovalCancel, "secondary").into_any(),
     };
     view! {
         <section class="approval-card" aria-labelledby="approval-card-title" aria-busy=move || pending.get().to_string()>
@@ -73,7 +73,7 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
             <ActionForm action=decide attr:class="card-answers">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=card.digest/>
-                {button("approve", Text::ApprovalApply, "primary")}
+                {button(CardDecision::Approve, Text::ApprovalApply, "primary")}
                 {denials}
             </ActionForm>
         </section>

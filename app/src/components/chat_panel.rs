@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-use crate::api::{get_conversation, poll_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage};
+use crate::api::{
+    get_conversation, poll_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage,
+};
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
@@ -66,9 +68,19 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
         // Every load starts a new round of polls and retires the one before it.
         let round = fast_polls.get_value() + 1;
         fast_polls.set_value(round);
-        let working = current.and_then(|result| result.ok()).flatten().filter(|view| view.status == ConversationStatus::Processing);
+        let working = current
+            .and_then(|result| result.ok())
+            .flatten()
+            .filter(|view| view.status == ConversationStatus::Processing);
         if let Some(view) = working {
-            poll_until_changed(FastPoll { id: view.id, known: view.messages.len(), round, rounds: fast_polls, poll, live });
+            poll_until_changed(FastPoll {
+                id: view.id,
+                known: view.messages.len(),
+                round,
+                rounds: fast_polls,
+                poll,
+                live,
+            });
         }
     });
 
@@ -81,7 +93,11 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             rename.value().get().and_then(Result::err),
             delete.value().get().and_then(Result::err),
         ];
-        errors.into_iter().flatten().next().map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
+        errors
+            .into_iter()
+            .flatten()
+            .next()
+            .map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
     };
 
     view! {

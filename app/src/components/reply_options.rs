@@ -143,10 +143,12 @@ fn Field(field: FormField) -> impl IntoView {
         }
         .into_any(),
         FieldKind::Integer => {
-            view! { <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required/> }.into_any()
+            view! { <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required/> }
+                .into_any()
         }
         FieldKind::Number => {
-            view! { <input type="number" step="any" inputmode="decimal" id=id name=name required=field.required/> }.into_any()
+            view! { <input type="number" step="any" inputmode="decimal" id=id name=name required=field.required/> }
+                .into_any()
         }
         FieldKind::Text => view! { <input type="text" id=id name=name required=field.required/> }.into_any(),
     };

@@ -34,7 +34,8 @@ fn property() -> impl Strategy<Value = Value> {
             .prop_map(|kind| json!({ "type": kind })),
         prop::collection::vec(scalar(), 0..5).prop_map(|values| json!({ "enum": values })),
         prop::collection::vec((scalar(), "[A-Za-z ]{0,10}"), 0..5).prop_map(|branches| {
-            let branches: Vec<Value> = branches.into_iter().map(|(value, title)| json!({ "const": value, "title": title })).collect();
+            let branches: Vec<Value> =
+                branches.into_iter().map(|(value, title)| json!({ "const": value, "title": title })).collect();
             json!({ "oneOf": branches })
         }),
         any_json(),

@@ -173,7 +173,14 @@ fn a_form_has_one_field_per_property() {
     let kinds: Vec<FieldKind> = form.fields.iter().map(|field| field.kind).collect();
     assert_eq!(
         kinds,
-        [FieldKind::Text, FieldKind::Integer, FieldKind::Number, FieldKind::Boolean, FieldKind::Select, FieldKind::Text]
+        [
+            FieldKind::Text,
+            FieldKind::Integer,
+            FieldKind::Number,
+            FieldKind::Boolean,
+            FieldKind::Select,
+            FieldKind::Text
+        ]
     );
     let labels: Vec<&str> = form.fields.iter().map(|field| field.label.as_str()).collect();
     assert_eq!(labels, ["Seitentitel", "Count", "Ratio", "Verborgen", "Layout", "Site note"]);
@@ -267,12 +274,16 @@ fn an_html_form_post_is_read_with_the_field_kinds() {
 #[test]
 fn big_integer_options_are_told_apart_exactly() {
     // 2^53 + 1 and 2^53 are one f64; as options they are two.
-    let schema = json!({ "type": "object", "properties": { "a": { "enum": [9007199254740993u64, 9007199254740992u64] } } });
+    let schema =
+        json!({ "type": "object", "properties": { "a": { "enum": [9007199254740993u64, 9007199254740992u64] } } });
     let choice = choice(&schema);
     let form = InputPauseForm::Choice(choice);
     let picked = form.check(&InputAnswer::Choice(json!(9007199254740992u64)), GERMAN).unwrap();
     assert_eq!(picked.data["a"], json!(9007199254740992u64), "the option clicked is the option recorded");
-    assert!(form.check(&InputAnswer::Choice(json!(9007199254740994u64)), GERMAN).is_err(), "a neighbour is not offered");
+    assert!(
+        form.check(&InputAnswer::Choice(json!(9007199254740994u64)), GERMAN).is_err(),
+        "a neighbour is not offered"
+    );
     // Whole floats still match their integer, fractions never do.
     let small = InputPauseForm::parse(&json!({ "type": "object", "properties": { "n": { "enum": [1, 2] } } }));
     assert_eq!(small.check(&InputAnswer::Choice(json!(2.0)), GERMAN).unwrap().data["n"], json!(2));

@@ -49,7 +49,8 @@ async fn a_run_that_asks_continues_with_the_answer() {
     assert_eq!(view.status, RunStatus::WaitingForInput);
     assert_eq!(view.pause, Some(PauseView::Input(pause.clone())));
 
-    let done = h.runtime.submit_input(&OWNER, run_id, submission(json!({"answer": "Body"}), &pause.digest)).await.unwrap();
+    let done =
+        h.runtime.submit_input(&OWNER, run_id, submission(json!({"answer": "Body"}), &pause.digest)).await.unwrap();
     assert_eq!(answer(&done), "Then let us start with the body.");
     let second = h.provider.last_request();
     assert_eq!(tool_result(&second, "c1"), "The user picked: Body");
@@ -73,14 +74,18 @@ async fn whole_turn_approval_runs_the_read_and_the_write_together() {
     let h = Harness::new(
         vec![read.clone(), write.clone()],
         vec![
-            calls(vec![call("r1", "read_page", json!({"page": "home"})), call("w1", "apply_change", json!({"value": "x"}))]),
+            calls(vec![
+                call("r1", "read_page", json!({"page": "home"})),
+                call("w1", "apply_change", json!({"value": "x"})),
+            ]),
             text("Applied."),
         ],
     )
     .await;
     let first = h.runtime.run(request()).await.unwrap();
     let pause = approval_pause(&first);
-    let summary: Vec<_> = pause.pending_calls.iter().map(|c| (c.call_id.as_str(), c.declares_write, c.tool_registered)).collect();
+    let summary: Vec<_> =
+        pause.pending_calls.iter().map(|c| (c.call_id.as_str(), c.declares_write, c.tool_registered)).collect();
     assert_eq!(summary, [("r1", false, true), ("w1", true, true)]);
     assert!(!pause.offers_denial_reason(), "an ordinary run has no reasons on its card");
     assert_eq!(read.executions(), 0, "the read waits with the write");
@@ -91,7 +96,8 @@ async fn whole_turn_approval_runs_the_read_and_the_write_together() {
     let second = h.provider.last_request();
     assert_eq!(tool_result(&second, "r1"), "read_page done");
     assert_eq!(tool_result(&second, "w1"), "apply_change done");
-    let approval = h.runtime.events(&OWNER, first.run_id, -1).await.unwrap().into_iter().find(|e| e.kind == EventKind::Approval);
+    let approval =
+        h.runtime.events(&OWNER, first.run_id, -1).await.unwrap().into_iter().find(|e| e.kind == EventKind::Approval);
     assert_eq!(approval.unwrap().payload, json!({"approved": true, "decided_by": 1, "reason": null}));
 }
 
@@ -122,7 +128,11 @@ async fn a_denial_runs_nothing_and_tells_the_model_who_and_why() {
         "{write_result}"
     );
     // The reason belongs to the proposal only; the read is simply not run.
-    assert!(tool_result(&seen, "r1").starts_with("Error: approval_denied (decided_by: run_owner). "), "{}", tool_result(&seen, "r1"));
+    assert!(
+        tool_result(&seen, "r1").starts_with("Error: approval_denied (decided_by: run_owner). "),
+        "{}",
+        tool_result(&seen, "r1")
+    );
 
     // A second run denied by someone else (an admin) says so.
     let second = h.runtime.run(request()).await.unwrap();
@@ -197,7 +207,8 @@ async fn a_second_question_in_one_turn_is_refused() {
     let first = h.runtime.run(request()).await.unwrap();
     let pause = input_pause(&first);
     assert_eq!(pause.call_id, "q1");
-    let done = h.runtime.submit_input(&OWNER, first.run_id, submission(json!({"answer": "b"}), &pause.digest)).await.unwrap();
+    let done =
+        h.runtime.submit_input(&OWNER, first.run_id, submission(json!({"answer": "b"}), &pause.digest)).await.unwrap();
     assert_eq!(answer(&done), "Noted.");
     let seen = h.provider.last_request();
     assert_eq!(tool_result(&seen, "q1"), "The user picked: b");
@@ -292,7 +303,10 @@ async fn the_round_cap_ends_with_a_closing_answer_without_tools() {
     let mut capped = request();
     capped.max_rounds = Some(2);
     let result = h.runtime.run(capped).await.unwrap();
-    assert_eq!(result.outcome, RunOutcome::Completed { answer: "Here is what I found so far.".into(), truncated: true });
+    assert_eq!(
+        result.outcome,
+        RunOutcome::Completed { answer: "Here is what I found so far.".into(), truncated: true }
+    );
     let requests = h.provider.requests();
     assert_eq!(requests.len(), 3);
     assert!(!requests[1].tools.is_empty());
@@ -331,7 +345,10 @@ async fn cancel_stops_a_running_run_at_its_next_boundary() {
     let read = TestTool::read("read_page").arc();
     let h = Harness::new(
         vec![read.clone()],
-        vec![Step::Gated(gate.clone(), runtime::Completion { content: String::new(), tool_calls: vec![call("r1", "read_page", json!({}))] })],
+        vec![Step::Gated(
+            gate.clone(),
+            runtime::Completion { content: String::new(), tool_calls: vec![call("r1", "read_page", json!({}))] },
+        )],
     )
     .await;
     let run_id = h.runtime.enqueue(request()).await.unwrap();
@@ -366,8 +383,26 @@ async fn status_marks_unregistered_tools_as_writes() {
     let refused = h.runtime.approve(&OWNER, first.run_id, ApprovalDecision::approve(&digest)).await;
     assert!(matches!(refused, Err(runtime::Refusal::ApproverNotPermitted)), "{refused:?}");
     // A denial needs no permission and tells the model.
-    h.runtime.approve(&OWNER, first.run_id, ApprovalDecision::deny(&digest, Some(DenialReason::Variant))).await.unwrap();
+    h.runtime
+        .approve(&OWNER, first.run_id, ApprovalDecision::deny(&digest, Some(DenialReason::Variant)))
+        .await
+        .unwrap();
     assert!(tool_result(&h.provider.last_request(), "w1").contains("reason: variant"));
+    assert_eq!(write.executions(), 0);
+}
+
+/// A database failure must stay an error: read as "no status", it would tell a chat that the run
+/// had ended while it may still wait.
+#[tokio::test]
+async fn cancel_if_waiting_reports_a_store_failure_as_an_error() {
+    let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
+    let h = Harness::new(vec![write.clone()], vec![calls(vec![call("w1", "apply_change", json!({}))])]).await;
+    let waiting = h.runtime.run(request()).await.unwrap();
+    sqlx::query("ALTER TABLE runs RENAME TO runs_away").execute(h.pool()).await.unwrap();
+    let failed = h.runtime.cancel_if_waiting(&OWNER, waiting.run_id).await;
+    assert!(matches!(failed, Err(runtime::RuntimeError::Store(_))), "{failed:?}");
+    sqlx::query("ALTER TABLE runs_away RENAME TO runs").execute(h.pool()).await.unwrap();
+    assert_eq!(status_of(&h.runtime, waiting.run_id).await.status, RunStatus::WaitingForApproval);
     assert_eq!(write.executions(), 0);
 }
 
@@ -382,16 +417,16 @@ async fn cancel_if_waiting_reports_what_it_found() {
     let waiting = h.runtime.run(request()).await.unwrap();
     let nothing = runtime::GuardedCancelResult { cancelled: false, status: None };
     // A stranger and an unknown run look the same.
-    assert_eq!(h.runtime.cancel_if_waiting(&OTHER, waiting.run_id).await, nothing);
-    assert_eq!(h.runtime.cancel_if_waiting(&OWNER, uuid::Uuid::new_v4()).await, nothing);
+    assert_eq!(h.runtime.cancel_if_waiting(&OTHER, waiting.run_id).await.unwrap(), nothing);
+    assert_eq!(h.runtime.cancel_if_waiting(&OWNER, uuid::Uuid::new_v4()).await.unwrap(), nothing);
     assert_eq!(status_of(&h.runtime, waiting.run_id).await.status, RunStatus::WaitingForApproval);
 
     let ended = h.runtime.run(request()).await.unwrap();
     assert_eq!(answer(&ended), "Plain answer.");
-    let found = h.runtime.cancel_if_waiting(&OWNER, ended.run_id).await;
+    let found = h.runtime.cancel_if_waiting(&OWNER, ended.run_id).await.unwrap();
     assert_eq!(found, runtime::GuardedCancelResult { cancelled: false, status: Some(RunStatus::Completed) });
 
-    let cancelled = h.runtime.cancel_if_waiting(&ADMIN, waiting.run_id).await;
+    let cancelled = h.runtime.cancel_if_waiting(&ADMIN, waiting.run_id).await.unwrap();
     assert_eq!(cancelled, runtime::GuardedCancelResult { cancelled: true, status: Some(RunStatus::Cancelled) });
     let view = status_of(&h.runtime, waiting.run_id).await;
     assert_eq!((view.status, view.pause), (RunStatus::Cancelled, None));

@@ -41,8 +41,12 @@ async fn serve(replies: Vec<(u16, String)>) -> (String, Arc<Fake>) {
 }
 
 fn provider(base_url: &str, api_key: Option<&str>) -> OpenAiProvider {
-    OpenAiProvider::new(OpenAiConfig { base_url: base_url.into(), api_key: api_key.map(str::to_string), model: "test-model".into() })
-        .unwrap()
+    OpenAiProvider::new(OpenAiConfig {
+        base_url: base_url.into(),
+        api_key: api_key.map(str::to_string),
+        model: "test-model".into(),
+    })
+    .unwrap()
 }
 
 fn tool_call_reply() -> String {
@@ -132,7 +136,13 @@ async fn without_key_or_tools_sends_neither() {
 
 #[tokio::test]
 async fn server_errors_are_retryable_and_malformed_answers_are_not() {
-    let replies = vec![(500, "oops".to_string()), (429, "{}".into()), (400, "{}".into()), (200, "not json".into()), (200, "{\"choices\": []}".into())];
+    let replies = vec![
+        (500, "oops".to_string()),
+        (429, "{}".into()),
+        (400, "{}".into()),
+        (200, "not json".into()),
+        (200, "{\"choices\": []}".into()),
+    ];
     let (base, _fake) = serve(replies).await;
     let client = provider(&base, Some("sk-secret-key"));
     let ask = || CompletionRequest { messages: vec![ChatMessage::user("x")], tools: Vec::new() };
@@ -169,8 +179,9 @@ async fn a_run_drives_the_tool_loop_through_the_client() {
     let (base, fake) = serve(vec![(200, tool_call_reply()), (200, text_reply("Home says hello."))]).await;
     let read = TestTool::read("read_page").arc();
     let dir = tempfile::tempdir().unwrap();
-    let pool = open_pool(&dir.path().join("runtime.sqlite")).await;
-    let runtime = runtime::Runtime::new(pool, registry(vec![read.clone()]), Arc::new(provider(&base, None)), fast_settings());
+    let db = open_db(&dir.path().join("runtime.sqlite")).await;
+    let runtime =
+        runtime::Runtime::new(db, registry(vec![read.clone()]), Arc::new(provider(&base, None)), fast_settings());
     let result = runtime.run(request()).await.unwrap();
     assert_eq!(answer(&result), "Home says hello.");
     assert_eq!(read.arguments(), [json!({"page": "home"})]);

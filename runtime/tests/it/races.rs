@@ -57,7 +57,9 @@ async fn two_concurrent_submits_have_exactly_one_winner() {
                 let (runtime, barrier, digest) = (h.runtime.clone(), barrier.clone(), digest.clone());
                 tokio::spawn(async move {
                     barrier.wait().await;
-                    runtime.submit_input(&OWNER, first.run_id, submission(json!({"name": format!("n{i}")}), &digest)).await
+                    runtime
+                        .submit_input(&OWNER, first.run_id, submission(json!({"name": format!("n{i}")}), &digest))
+                        .await
                 })
             })
             .collect();
@@ -88,7 +90,7 @@ async fn the_loser_of_a_claim_race_is_told_already_resuming() {
     let first = h.runtime.run(request()).await.unwrap();
     let digest = input_pause(&first).digest;
 
-    let mut lock = h.pool.acquire().await.unwrap();
+    let mut lock = h.pool().acquire().await.unwrap();
     sqlx::query("BEGIN IMMEDIATE").execute(&mut *lock).await.unwrap();
     let contenders: Vec<_> = (0..2)
         .map(|i| {
@@ -136,7 +138,7 @@ async fn submit_against_cancel_if_waiting_has_exactly_one_winner() {
             async move {
                 barrier.wait().await;
                 stagger_by_yields(round, 8).await;
-                runtime.cancel_if_waiting(&OWNER, first.run_id).await
+                runtime.cancel_if_waiting(&OWNER, first.run_id).await.unwrap()
             }
         });
         let (submitted, cancelled) = (submit.await.unwrap(), cancel.await.unwrap());

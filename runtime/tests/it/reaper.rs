@@ -2,20 +2,16 @@
 //! are never retried, and a segment that lost its lease writes nothing more.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use runtime::{ApprovalDecision, Completion, RunOutcome, RunStatus, RuntimeSettings, ToolEffect};
 use serde_json::json;
 
 use crate::support::*;
 
-fn now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64
-}
-
 /// Comfortably past any lease taken during the test.
 fn after_lease() -> i64 {
-    now() + RuntimeSettings::default().lease_seconds + 60
+    db::now() + RuntimeSettings::default().lease_seconds + 60
 }
 
 fn gated_text(gate: &Arc<Gate>, content: &str) -> Step {
@@ -33,7 +29,7 @@ async fn a_stale_run_is_requeued_and_its_old_segment_writes_nothing() {
     });
     gate.wait_entered().await;
 
-    assert_eq!(h.runtime.reap_stale(now()).await.unwrap(), Default::default(), "a live lease is left alone");
+    assert_eq!(h.runtime.reap_stale(db::now()).await.unwrap(), Default::default(), "a live lease is left alone");
     let report = h.runtime.reap_stale(after_lease()).await.unwrap();
     assert_eq!(report.requeued, [run_id]);
     assert!(report.failed.is_empty());
@@ -72,7 +68,9 @@ async fn a_stale_run_without_retries_left_is_failed() {
 }
 
 /// Approves a write whose execution is held at the gate, then reaps the run while the write runs.
-async fn reap_during_write(effect: ToolEffect) -> (Harness, Arc<TestTool>, uuid::Uuid, runtime::ReapReport, RunOutcome) {
+async fn reap_during_write(
+    effect: ToolEffect,
+) -> (Harness, Arc<TestTool>, uuid::Uuid, runtime::ReapReport, RunOutcome) {
     let gate = Gate::new();
     let write = TestTool::write("apply_change", effect).gated(gate.clone()).arc();
     let provider = ScriptedProvider::responding(|request| match request.messages.last().map(|m| m.role) {

@@ -145,7 +145,11 @@ async fn a_stale_missing_or_empty_digest_is_refused_after_the_claim_and_released
     let (h, run_id, digest) = waiting_for_input().await;
     let refused = h
         .runtime
-        .submit_input(&OWNER, run_id, InputSubmission { values: json!({"answer": "a"}).as_object().cloned().unwrap(), digest: None })
+        .submit_input(
+            &OWNER,
+            run_id,
+            InputSubmission { values: json!({"answer": "a"}).as_object().cloned().unwrap(), digest: None },
+        )
         .await;
     assert!(matches!(refused, Err(Refusal::StaleTurn)), "{refused:?}");
     // An approval digest of the same turn is not the input digest.
@@ -193,7 +197,7 @@ async fn an_unreadable_state_is_refused_and_keeps_the_run_waiting() {
     let (h, run_id, digest) = waiting_for_approval(write).await;
     sqlx::query("UPDATE runs SET suspended_state = '{broken' WHERE id = ?")
         .bind(run_id.to_string())
-        .execute(&h.pool)
+        .execute(h.pool())
         .await
         .unwrap();
     let refused = h.runtime.approve(&OWNER, run_id, ApprovalDecision::approve(&digest)).await;
@@ -202,5 +206,5 @@ async fn an_unreadable_state_is_refused_and_keeps_the_run_waiting() {
     assert_eq!(view.status, RunStatus::WaitingForApproval);
     assert_eq!(view.pause, Some(PauseView::Unreadable));
     // A run nobody can decide can still be withdrawn.
-    assert!(h.runtime.cancel_if_waiting(&OWNER, run_id).await.cancelled);
+    assert!(h.runtime.cancel_if_waiting(&OWNER, run_id).await.unwrap().cancelled);
 }

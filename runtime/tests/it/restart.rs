@@ -9,8 +9,11 @@ use crate::support::*;
 
 #[tokio::test]
 async fn a_waiting_question_survives_a_restart_and_can_be_answered() {
-    let h = Harness::new(vec![Arc::new(AskChoiceTool)], vec![calls(vec![ask("q1", "Summary or next page?", &["Summary", "Next page"])])])
-        .await;
+    let h = Harness::new(
+        vec![Arc::new(AskChoiceTool)],
+        vec![calls(vec![ask("q1", "Summary or next page?", &["Summary", "Next page"])])],
+    )
+    .await;
     let first = h.runtime.run(request()).await.unwrap();
     let before = input_pause(&first);
 
@@ -35,7 +38,8 @@ async fn a_waiting_question_survives_a_restart_and_can_be_answered() {
 #[tokio::test]
 async fn a_waiting_approval_survives_a_restart() {
     let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
-    let h = Harness::new(vec![write.clone()], vec![calls(vec![call("w1", "apply_change", json!({"value": "v"}))])]).await;
+    let h =
+        Harness::new(vec![write.clone()], vec![calls(vec![call("w1", "apply_change", json!({"value": "v"}))])]).await;
     let first = h.runtime.run(request()).await.unwrap();
     let before = approval_pause(&first);
 

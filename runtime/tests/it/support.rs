@@ -2,19 +2,18 @@
 //! real, and tools that count what they did.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use db::Db;
 use runtime::{
-    sqlite_options, Actor, ChatMessage, Completion, CompletionRequest, ModelProvider, ProviderError, Role,
-    RunRequest, Runtime, RuntimeSettings, Tool, ToolCall, ToolContext, ToolEffect, ToolError, ToolRegistry,
-    ToolSpec, MIGRATOR,
+    Actor, ChatMessage, Completion, CompletionRequest, ModelProvider, ProviderError, Role, RunRequest, Runtime,
+    RuntimeSettings, Tool, ToolCall, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec,
 };
 use serde_json::{json, Value};
-use sqlx::sqlite::SqlitePoolOptions;
 use sqlx::SqlitePool;
 use tempfile::TempDir;
 use tokio::sync::Notify;
@@ -243,7 +242,7 @@ pub fn registry(tools: Vec<Arc<dyn Tool>>) -> Arc<ToolRegistry> {
 /// A runtime over a real SQLite file in a temporary directory, in WAL mode.
 pub struct Harness {
     pub dir: TempDir,
-    pub pool: SqlitePool,
+    pub db: Db,
     pub runtime: Arc<Runtime>,
     pub provider: Arc<ScriptedProvider>,
 }
@@ -252,14 +251,11 @@ pub fn fast_settings() -> RuntimeSettings {
     RuntimeSettings { retry_backoff_seconds: 0, ..RuntimeSettings::default() }
 }
 
-pub async fn open_pool(path: &PathBuf) -> SqlitePool {
-    let pool = SqlitePoolOptions::new()
-        .max_connections(8)
-        .connect_with(sqlite_options(path))
-        .await
-        .expect("sqlite opens");
-    MIGRATOR.run(&pool).await.expect("migrations run");
-    pool
+/// The database as production opens it (same connection settings), with the runtime's tables.
+pub async fn open_db(path: &Path) -> Db {
+    let db = Db::open_sqlite(path).await.expect("sqlite opens");
+    db.migrate(&runtime::migrations()).await.expect("migrations run");
+    db
 }
 
 impl Harness {
@@ -277,26 +273,37 @@ impl Harness {
         settings: RuntimeSettings,
     ) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let pool = open_pool(&dir.path().join("runtime.sqlite")).await;
-        let runtime = Arc::new(Runtime::new(pool.clone(), registry(tools), provider.clone(), settings));
-        Harness { dir, pool, runtime, provider }
+        let db = open_db(&dir.path().join("runtime.sqlite")).await;
+        let runtime = Arc::new(Runtime::new(db.clone(), registry(tools), provider.clone(), settings));
+        Harness { dir, db, runtime, provider }
+    }
+
+    /// The SQLite pool, for tests that hold SQLite's write lock or break a table on purpose.
+    pub fn pool(&self) -> &SqlitePool {
+        match &self.db {
+            Db::Sqlite(pool) => pool,
+        }
     }
 
     /// Simulates a restart: the old runtime and every connection go away, a new runtime opens the
     /// same file with its own provider and registry.
     pub async fn restart(self, tools: Vec<Arc<dyn Tool>>, script: Vec<Step>) -> Self {
-        let Harness { dir, pool, runtime, provider: _ } = self;
+        let Harness { dir, db, runtime, provider: _ } = self;
         drop(runtime);
-        pool.close().await;
-        let pool = open_pool(&dir.path().join("runtime.sqlite")).await;
+        db.close().await;
+        let db = open_db(&dir.path().join("runtime.sqlite")).await;
         let provider = ScriptedProvider::new(script);
-        let runtime = Arc::new(Runtime::new(pool.clone(), registry(tools), provider.clone(), fast_settings()));
-        Harness { dir, pool, runtime, provider }
+        let runtime = Arc::new(Runtime::new(db.clone(), registry(tools), provider.clone(), fast_settings()));
+        Harness { dir, db, runtime, provider }
     }
 }
 
 pub fn request() -> RunRequest {
-    RunRequest::new(OWNER, CONFIG, vec![ChatMessage::system("You are a guide."), ChatMessage::user("Show me the page.")])
+    RunRequest::new(
+        OWNER,
+        CONFIG,
+        vec![ChatMessage::system("You are a guide."), ChatMessage::user("Show me the page.")],
+    )
 }
 
 pub fn approval_pause(result: &runtime::RunResult) -> runtime::ApprovalPause {
@@ -321,7 +328,10 @@ pub fn answer(result: &runtime::RunResult) -> String {
 }
 
 pub fn submission(values: Value, digest: &str) -> runtime::InputSubmission {
-    runtime::InputSubmission { values: values.as_object().cloned().expect("values are an object"), digest: Some(digest.into()) }
+    runtime::InputSubmission {
+        values: values.as_object().cloned().expect("values are an object"),
+        digest: Some(digest.into()),
+    }
 }
 
 pub async fn status_of(runtime: &Runtime, run_id: uuid::Uuid) -> runtime::RunView {

@@ -8,7 +8,8 @@ async fn a_message_is_answered_by_the_worker() {
     let client = server.signed_in("demo").await;
     let id = client.create_conversation().await;
 
-    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "  Hello there  ")]).await;
+    let (status, _) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "  Hello there  ")]).await;
     assert_eq!(status, 200);
 
     let conversation = client.settled_conversation(&id).await;
@@ -106,7 +107,8 @@ async fn a_conversation_is_renamed_and_deleted_by_its_owner_only() {
     let intruder = server.signed_in("mallory").await;
     let id = client.create_conversation().await;
 
-    let (status, _) = client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "  Flour orders ")]).await;
+    let (status, _) =
+        client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "  Flour orders ")]).await;
     assert_eq!(status, 200);
     let (status, body) = client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "   ")]).await;
     assert_eq!((status, body), (422, serde_json::json!({ "Invalid": "ErrorEmptyTitle" })));
@@ -175,7 +177,7 @@ async fn the_list_shows_the_latest_conversations_up_to_its_bound() {
             .bind(format!("Conversation {n}"))
             .bind(1_000 + n)
             .bind(1_000 + n)
-            .execute(server.store().pool())
+            .execute(server.pool())
             .await
             .unwrap();
     }

@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use crate::harness::{Client, PASSWORD, texts};
+use crate::harness::{texts, Client, PASSWORD};
 
 const NEW_TITLE: &str = "Bread that survives a crash";
 

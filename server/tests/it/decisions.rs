@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
+use server::conversation::ConversationStatus;
 
-use crate::harness::{Client, TestServer, texts};
+use crate::harness::{texts, Client, TestServer};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -92,7 +93,8 @@ async fn crafted_decisions_are_refused_and_change_nothing() {
     let intruder = server.signed_in("mallory").await;
     assert_eq!(decide(&intruder, &id, &digest, "approve").await.0, 404);
     // "weiter" while the card waits is a hint to decide on the card, not a new turn.
-    let (status, body) = client.call_json("send_message", &[("conversation_id", &id), ("content", "Ok, weiter bitte")]).await;
+    let (status, body) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "Ok, weiter bitte")]).await;
     assert_eq!((status, body), (409, json!("ApprovalStillPending")));
 
     let (_, after) = client.conversation(&id).await;
@@ -144,9 +146,10 @@ async fn a_message_while_a_process_run_waits_cancels_that_run_and_starts_a_turn(
     let server = server(&effects).await;
     let client = server.signed_in("demo").await;
     let (id, _) = card(&client, Some("page-tour")).await;
-    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap().parse().unwrap();
+    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap();
 
-    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "let's do something else")]).await;
+    let (status, _) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "let's do something else")]).await;
     assert_eq!(status, 200);
     let conversation = client.settled_conversation(&id).await;
     assert_eq!(conversation["status"], "idle");
@@ -172,14 +175,18 @@ async fn cancel_by_message_against_approve_has_exactly_one_winner() {
         let written_before = effects.titles.lock().unwrap().len();
         let message_form = [("conversation_id", id.as_str()), ("content", "something else")];
         // One side a little later each round, so the rounds span "message first" to "approval first".
-        let (approve_delay, message_delay) = if round % 2 == 0 { (0, round) } else { (round, 0) };
+        // A quarter of a millisecond per round: a whole approved turn takes only a few
+        // milliseconds, and a message sent after it settled would not race the approval at all.
+        let stagger = std::time::Duration::from_micros(250 * round);
+        let (approve_delay, message_delay) =
+            if round % 2 == 0 { (std::time::Duration::ZERO, stagger) } else { (stagger, std::time::Duration::ZERO) };
         let ((approve, _), (message, _)) = tokio::join!(
             async {
-                tokio::time::sleep(std::time::Duration::from_millis(approve_delay)).await;
+                tokio::time::sleep(approve_delay).await;
                 decide(&deciding, &id, &digest, "approve").await
             },
             async {
-                tokio::time::sleep(std::time::Duration::from_millis(message_delay)).await;
+                tokio::time::sleep(message_delay).await;
                 typing.call_json("send_message", &message_form).await
             },
         );
@@ -209,8 +216,9 @@ async fn an_ordinary_chat_keeps_its_waiting_run_when_a_message_comes() {
     let server = server(&effects).await;
     let client = server.signed_in("demo").await;
     let (id, _) = card(&client, None).await;
-    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap().parse().unwrap();
-    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
+    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap();
+    let (status, _) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
     assert_eq!(status, 200);
     assert_eq!(client.settled_conversation(&id).await["status"], "idle");
     let old = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
@@ -224,8 +232,12 @@ struct Slow(Arc<tokio::sync::Semaphore>);
 #[async_trait]
 impl runtime::Tool for Slow {
     fn spec(&self) -> runtime::ToolSpec {
-        runtime::ToolSpec::new("set_title", "Sets the title slowly", json!({ "type": "object", "properties": { "title": { "type": "string" } } }))
-            .with_effect(runtime::ToolEffect::NonIdempotentWrite)
+        runtime::ToolSpec::new(
+            "set_title",
+            "Sets the title slowly",
+            json!({ "type": "object", "properties": { "title": { "type": "string" } } }),
+        )
+        .with_effect(runtime::ToolEffect::NonIdempotentWrite)
     }
 
     async fn execute(&self, _arguments: Value, _context: &runtime::ToolContext) -> Result<String, runtime::ToolError> {
@@ -246,7 +258,7 @@ async fn a_message_while_the_process_run_is_carried_on_elsewhere_is_refused_as_b
     let client = server.signed_in("demo").await;
     let (id, conversation) = card(&client, Some("page-tour")).await;
     let row = server.store().conversation(&id).await.unwrap().unwrap();
-    let run_id: uuid::Uuid = row.run_id.clone().unwrap().parse().unwrap();
+    let run_id: uuid::Uuid = row.run_id.unwrap();
 
     // The run is approved outside this chat and is now executing (held by the slow tool).
     let runtime = server.running.as_ref().unwrap().runtime.clone();
@@ -262,10 +274,11 @@ async fn a_message_while_the_process_run_is_carried_on_elsewhere_is_refused_as_b
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
 
-    let (status, body) = client.call_json("send_message", &[("conversation_id", &id), ("content", "stop, something else")]).await;
+    let (status, body) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "stop, something else")]).await;
     assert_eq!((status, body), (409, json!("Busy")));
     let after = server.store().conversation(&id).await.unwrap().unwrap();
-    assert_eq!(after.status, "awaiting_approval", "the claim was given back");
+    assert_eq!(after.status, ConversationStatus::AwaitingApproval, "the claim was given back");
     assert_eq!(after.run_id, row.run_id);
     assert_eq!(server.store().messages(&id).await.unwrap().len(), conversation["messages"].as_array().unwrap().len());
 
@@ -281,9 +294,41 @@ async fn deleting_a_conversation_ends_the_run_it_waits_on() {
     let server = server(&effects).await;
     let client = server.signed_in("demo").await;
     let (id, _) = card(&client, None).await;
-    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap().parse().unwrap();
+    let run_id: uuid::Uuid = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap();
     let (status, _) = client.call_json("delete_conversation", &[("conversation_id", &id)]).await;
     assert_eq!(status, 200);
+    let run = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
+    assert_eq!(run.status, runtime::RunStatus::Cancelled);
+    assert!(effects.titles.lock().unwrap().is_empty());
+    server.stop().await;
+}
+
+/// When where the process run stands cannot be read, the message must not start a new turn
+/// beside a run that may still wait: the claim goes back and the reader gets a sentence.
+#[tokio::test]
+async fn a_message_is_refused_when_the_waiting_process_run_cannot_be_read() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let client = server.signed_in("demo").await;
+    let (id, conversation) = card(&client, Some("page-tour")).await;
+    let run_id = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap();
+    let shown = conversation["messages"].as_array().unwrap().len();
+
+    sqlx::query("ALTER TABLE runs RENAME TO runs_away").execute(server.pool()).await.unwrap();
+    let (status, body) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
+    assert_eq!((status, body), (503, json!("Unavailable")));
+    let after = server.store().conversation(&id).await.unwrap().unwrap();
+    assert_eq!(after.status, ConversationStatus::AwaitingApproval, "the claim was given back");
+    assert_eq!(after.run_id, Some(run_id));
+    assert_eq!(server.store().messages(&id).await.unwrap().len(), shown, "the message was not recorded");
+    sqlx::query("ALTER TABLE runs_away RENAME TO runs").execute(server.pool()).await.unwrap();
+
+    let run = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
+    assert_eq!(run.status, runtime::RunStatus::WaitingForApproval, "the run still waits");
+    let (status, _) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
+    assert_eq!(status, 200, "once the run can be read, the message cancels it and starts a turn");
     let run = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
     assert_eq!(run.status, runtime::RunStatus::Cancelled);
     assert!(effects.titles.lock().unwrap().is_empty());

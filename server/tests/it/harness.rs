@@ -25,7 +25,7 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start() -> TestServer {
-        Self::start_with(Arc::new(runtime::DemoProvider)).await
+        Self::start_with(Arc::new(demo::DemoProvider)).await
     }
 
     pub async fn start_with(provider: Arc<dyn ModelProvider>) -> TestServer {
@@ -57,6 +57,13 @@ impl TestServer {
 
     pub fn store(&self) -> &Store {
         &self.running.as_ref().unwrap().store
+    }
+
+    /// The SQLite pool, for tests that look at or change rows directly.
+    pub fn pool(&self) -> &sqlx::SqlitePool {
+        match self.store().db() {
+            db::Db::Sqlite(pool) => pool,
+        }
     }
 
     pub fn runtime(&self) -> &runtime::Runtime {

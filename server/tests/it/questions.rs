@@ -4,8 +4,9 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
+use server::conversation::Recorded;
 
-use crate::harness::{Client, TestServer, texts};
+use crate::harness::{texts, Client, TestServer};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -37,7 +38,8 @@ async fn a_question_parks_the_conversation_and_the_answer_continues_the_run() {
     assert_eq!(texts(&conversation).last().unwrap(), "Which point first?");
     let question = &conversation["question"]["form"];
     assert_eq!(question["kind"], "choice");
-    let labels: Vec<&str> = question["options"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
+    let labels: Vec<&str> =
+        question["options"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["Title", "Images", "Links"]);
     assert_eq!(question["free_text_property"], Value::Null);
 
@@ -111,9 +113,17 @@ async fn the_json_route_takes_an_answer_and_refuses_malformed_ones() {
     let digest = digest(&conversation);
     let url = format!("{}/ai-chat/conversations/input", server.base);
 
-    let not_json = client.http.post(&url).header("content-type", "text/plain").body("choice=Images").send().await.unwrap();
+    let not_json =
+        client.http.post(&url).header("content-type", "text/plain").body("choice=Images").send().await.unwrap();
     assert_eq!(not_json.status(), 415);
-    let broken = client.http.post(&url).header("content-type", "application/json").body("{\"conversation_id\":").send().await.unwrap();
+    let broken = client
+        .http
+        .post(&url)
+        .header("content-type", "application/json")
+        .body("{\"conversation_id\":")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(broken.status(), 400);
     let unknown_field = client
         .http
@@ -123,7 +133,13 @@ async fn the_json_route_takes_an_answer_and_refuses_malformed_ones() {
         .await
         .unwrap();
     assert_eq!(unknown_field.status(), 422);
-    let wrong = client.http.post(&url).json(&json!({ "conversation_id": id, "turn_digest": digest, "choice": "Nope" })).send().await.unwrap();
+    let wrong = client
+        .http
+        .post(&url)
+        .json(&json!({ "conversation_id": id, "turn_digest": digest, "choice": "Nope" }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(wrong.status(), 422);
     let body: Value = wrong.json().await.unwrap();
     assert_eq!(body["code"], "AnswerNotOffered");
@@ -147,7 +163,13 @@ async fn the_json_route_takes_an_answer_and_refuses_malformed_ones() {
     assert_eq!(anonymous.status(), 401);
     assert_eq!(client.conversation(&id).await.1["status"], "awaiting_input");
 
-    let accepted = client.http.post(&url).json(&json!({ "conversation_id": id, "turn_digest": digest, "choice": "Links" })).send().await.unwrap();
+    let accepted = client
+        .http
+        .post(&url)
+        .json(&json!({ "conversation_id": id, "turn_digest": digest, "choice": "Links" }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(accepted.status(), 202);
     let conversation = client.settled_conversation(&id).await;
     assert_eq!(texts(&conversation).last().unwrap(), "Done: The user picked: Links");
@@ -164,7 +186,10 @@ async fn a_form_answer_is_checked_field_by_field() {
     let digest = digest(&conversation);
 
     let (status, _) = client
-        .call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("fields[title]", "Home"), ("fields[count]", "three")])
+        .call_json(
+            "answer",
+            &[("conversation_id", &id), ("digest", &digest), ("fields[title]", "Home"), ("fields[count]", "three")],
+        )
         .await;
     assert_eq!(status, 422, "a word is no integer");
     let (status, _) =
@@ -174,7 +199,13 @@ async fn a_form_answer_is_checked_field_by_field() {
     let (status, body) = client
         .call_json(
             "answer",
-            &[("conversation_id", &id), ("digest", &digest), ("fields[title]", " Home "), ("fields[count]", "3"), ("fields[hidden]", "true")],
+            &[
+                ("conversation_id", &id),
+                ("digest", &digest),
+                ("fields[title]", " Home "),
+                ("fields[count]", "3"),
+                ("fields[hidden]", "true"),
+            ],
         )
         .await;
     assert_eq!(status, 200, "{body}");
@@ -182,7 +213,10 @@ async fn a_form_answer_is_checked_field_by_field() {
     let texts = texts(&conversation);
     assert_eq!(texts[texts.len() - 2], "Title: Home\nCount: 3\nHidden: Yes");
     let last = texts.last().unwrap();
-    assert!(last.contains(r#""title":"Home""#) && last.contains(r#""count":3"#) && last.contains(r#""hidden":true"#), "{last}");
+    assert!(
+        last.contains(r#""title":"Home""#) && last.contains(r#""count":3"#) && last.contains(r#""hidden":true"#),
+        "{last}"
+    );
     server.stop().await;
 }
 
@@ -194,7 +228,8 @@ async fn a_question_the_chat_cannot_show_says_so_and_takes_no_answer() {
     let (id, conversation) = asked(&client, "an odd question").await;
     assert_eq!(conversation["question"]["form"], json!({ "kind": "unsupported", "question": "Upload a spreadsheet" }));
     let digest = digest(&conversation);
-    let (status, _) = client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("free_text", "a,b")]).await;
+    let (status, _) =
+        client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("free_text", "a,b")]).await;
     assert_eq!(status, 422);
     // A message of one's own still works: it starts a new turn and leaves the question unanswered.
     let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "never mind")]).await;
@@ -213,12 +248,13 @@ async fn typed_text_without_a_free_text_property_starts_a_new_turn_and_leaves_th
     let (id, _) = asked(&client, "ask me").await;
     let run_id = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap();
 
-    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
+    let (status, _) =
+        client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
     assert_eq!(status, 200);
     let conversation = client.settled_conversation(&id).await;
     assert_eq!(conversation["status"], "idle");
     assert_eq!(conversation["question"], Value::Null);
-    let waiting = server.runtime().status(&runtime::Actor::user(1), run_id.parse().unwrap()).await.unwrap().unwrap();
+    let waiting = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
     assert_eq!(waiting.status, runtime::RunStatus::WaitingForInput, "an ordinary chat keeps the run waiting");
     server.stop().await;
 }
@@ -281,7 +317,10 @@ async fn a_deactivated_configuration_hands_the_question_back() {
     client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Title\"")]).await;
     let after = client.settled_conversation(&id).await;
     assert_eq!(after["status"], "awaiting_input");
-    assert!(after["error"].as_str().unwrap().starts_with("The AI configuration of this chat is switched off"), "{after}");
+    assert!(
+        after["error"].as_str().unwrap().starts_with("The AI configuration of this chat is switched off"),
+        "{after}"
+    );
     assert_eq!(after["messages"], before["messages"]);
     server.stop().await;
 }
@@ -323,17 +362,21 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
     // The same database without a worker: the answer is recorded, then its dispatch is lost.
     let server = TestServer::start_configured(dir, services(&effects), false).await;
     let client = server.signed_in("demo").await;
-    let (status, _) = client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Title\"")]).await;
+    let (status, _) =
+        client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Title\"")]).await;
     assert_eq!(status, 200);
 
     // While the answer is in flight, Retry and a new message are refused.
     let (status, body) = client.call_json("retry", &[("conversation_id", &id)]).await;
     assert_eq!((status, body), (409, json!("DecisionInFlight")));
     let row = server.store().conversation(&id).await.unwrap().unwrap();
-    assert_eq!(row.approval_decision.as_deref(), Some("input"));
-    assert_eq!(row.pending_input.as_deref(), Some(r#"{"answer":"Title"}"#));
+    assert!(
+        matches!(&row.recorded, Some(Recorded::Answer { values, .. }) if *values == *json!({"answer": "Title"}).as_object().unwrap()),
+        "{:?}",
+        row.recorded
+    );
 
-    sqlx::query("DELETE FROM jobs").execute(server.store().pool()).await.unwrap();
+    sqlx::query("DELETE FROM jobs").execute(server.pool()).await.unwrap();
     let (_, after) = client.conversation(&id).await;
     assert_eq!(after["status"], "awaiting_input", "{after}");
     assert_eq!(after["messages"], before["messages"]);
@@ -343,7 +386,8 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
     // With a worker again, the handed-back question takes an answer as usual.
     let server = TestServer::start_services(dir, services(&effects)).await;
     let client = server.signed_in("demo").await;
-    let (status, _) = client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Links\"")]).await;
+    let (status, _) =
+        client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Links\"")]).await;
     assert_eq!(status, 200);
     assert_eq!(texts(&client.settled_conversation(&id).await).last().unwrap(), "Done: The user picked: Links");
     server.stop().await;

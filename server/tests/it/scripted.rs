@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use runtime::{
-    Actor, ChatMessage, Completion, CompletionRequest, ModelProvider, ProviderError, Role, Tool, ToolCall,
-    ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec,
+    Actor, ChatMessage, Completion, CompletionRequest, ModelProvider, ProviderError, Role, Tool, ToolCall, ToolContext,
+    ToolEffect, ToolError, ToolRegistry, ToolSpec,
 };
 use serde_json::{json, Value};
 use server::Services;
@@ -93,16 +93,17 @@ struct PageForm(Effects);
 #[async_trait]
 impl Tool for PageForm {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("page_form", "Asks for page settings", json!({ "type": "object", "properties": {} })).with_input_schema(json!({
-            "type": "object",
-            "title": "Page settings",
-            "properties": {
-                "title": { "type": "string", "title": "Title" },
-                "count": { "type": "integer", "title": "Count" },
-                "hidden": { "type": "boolean", "title": "Hidden" }
-            },
-            "required": ["title"]
-        }))
+        ToolSpec::new("page_form", "Asks for page settings", json!({ "type": "object", "properties": {} }))
+            .with_input_schema(json!({
+                "type": "object",
+                "title": "Page settings",
+                "properties": {
+                    "title": { "type": "string", "title": "Title" },
+                    "count": { "type": "integer", "title": "Count" },
+                    "hidden": { "type": "boolean", "title": "Hidden" }
+                },
+                "required": ["title"]
+            }))
     }
 
     fn permits(&self, _actor: &Actor) -> bool {
@@ -119,12 +120,16 @@ struct OddQuestion;
 #[async_trait]
 impl Tool for OddQuestion {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("odd_question", "Asks for something a chat cannot render", json!({ "type": "object", "properties": {} }))
-            .with_input_schema(json!({
-                "type": "object",
-                "title": "Upload a spreadsheet",
-                "properties": { "rows": { "type": "array", "items": { "type": "string" } } }
-            }))
+        ToolSpec::new(
+            "odd_question",
+            "Asks for something a chat cannot render",
+            json!({ "type": "object", "properties": {} }),
+        )
+        .with_input_schema(json!({
+            "type": "object",
+            "title": "Upload a spreadsheet",
+            "properties": { "rows": { "type": "array", "items": { "type": "string" } } }
+        }))
     }
 
     async fn execute(&self, arguments: Value, _context: &ToolContext) -> Result<String, ToolError> {

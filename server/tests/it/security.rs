@@ -126,7 +126,11 @@ async fn the_session_cookie_is_http_only_and_secure_behind_tls() {
 
 /// The session token a sign-in hands out, read from its Set-Cookie header.
 async fn fresh_token(server: &TestServer) -> String {
-    let client = reqwest::Client::builder().timeout(crate::harness::REQUEST_TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let client = reqwest::Client::builder()
+        .timeout(crate::harness::REQUEST_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
     let response = client
         .post(format!("{}/api/login", server.base))
         .form(&[("username", "demo"), ("password", crate::harness::PASSWORD)])
@@ -145,7 +149,11 @@ async fn a_missing_forged_or_revoked_session_is_refused_everywhere_and_changes_n
     let (_, before) = owner.conversation(&id).await;
 
     let revoked = fresh_token(&server).await;
-    let plain = reqwest::Client::builder().timeout(crate::harness::REQUEST_TIMEOUT).redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let plain = reqwest::Client::builder()
+        .timeout(crate::harness::REQUEST_TIMEOUT)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
     let logout = plain
         .post(format!("{}/api/logout", server.base))
         .header("cookie", format!("tourguide_session={revoked}"))
@@ -223,13 +231,17 @@ async fn wrong_content_types_and_malformed_bodies_are_refused_and_change_nothing
     let attempts = [
         ("application/json", json_body.clone()),
         ("text/plain", format!("conversation_id={id}&content=as+text")),
-        ("multipart/form-data; boundary=x", format!("--x\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\nhi\r\n--x--")),
+        (
+            "multipart/form-data; boundary=x",
+            "--x\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\nhi\r\n--x--".to_string(),
+        ),
         ("application/x-www-form-urlencoded", "conversation_id=%zz&content=%".to_string()),
         ("application/x-www-form-urlencoded", format!("conversation_id={id}")),
         ("application/x-www-form-urlencoded", String::new()),
     ];
     for (content_type, body) in attempts {
-        let response = client.http.post(&url).header("content-type", content_type).body(body.clone()).send().await.unwrap();
+        let response =
+            client.http.post(&url).header("content-type", content_type).body(body.clone()).send().await.unwrap();
         let status = response.status().as_u16();
         if content_type.starts_with("application/x-www-form-urlencoded") {
             // A broken or incomplete form: 400, or 404 for an id that decodes to no conversation.
@@ -246,7 +258,7 @@ async fn wrong_content_types_and_malformed_bodies_are_refused_and_change_nothing
 
 #[tokio::test]
 async fn markup_in_page_content_is_rendered_as_text_and_script_links_are_dropped() {
-    use server::content::{store::ContentStore, Block, NewPage};
+    use content::{store::ContentStore, Block, NewPage};
     const PAYLOAD: &str = r#"<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>"#;
     let server = TestServer::start().await;
     let client = server.signed_in("demo").await;
@@ -262,7 +274,7 @@ async fn markup_in_page_content_is_rendered_as_text_and_script_links_are_dropped
             Block::Link { text: "Data link".into(), href: "data:text/html,<script>window.__xss=5</script>".into() },
         ],
     };
-    let id = ContentStore::new(server.store().pool().clone()).create_page(&page).await.unwrap();
+    let id = ContentStore::new(server.store().db().clone()).create_page(&page).await.unwrap();
 
     let html = client.http.get(format!("{}/pages/{id}", server.base)).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("Paragraph &lt;img src=x onerror="), "the payload is shown as text");

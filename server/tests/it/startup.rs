@@ -33,7 +33,7 @@ async fn a_turn_interrupted_by_a_stop_is_answered_after_the_restart() {
     assert_eq!(job_states(&server).await, vec!["running".to_string()]);
     let dir = server.stop().await;
 
-    let restarted = TestServer::start_in(dir, Arc::new(runtime::DemoProvider)).await;
+    let restarted = TestServer::start_in(dir, Arc::new(demo::DemoProvider)).await;
     let client = restarted.signed_in("demo").await;
     let conversation = client.settled_conversation(&id).await;
     assert_eq!(conversation["status"], "idle");
@@ -52,8 +52,5 @@ async fn a_turn_interrupted_by_a_stop_is_answered_after_the_restart() {
 }
 
 async fn job_states(server: &TestServer) -> Vec<String> {
-    sqlx::query_scalar::<_, String>("SELECT state FROM jobs ORDER BY id")
-        .fetch_all(server.store().pool())
-        .await
-        .unwrap()
+    sqlx::query_scalar::<_, String>("SELECT state FROM jobs ORDER BY id").fetch_all(server.pool()).await.unwrap()
 }

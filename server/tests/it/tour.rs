@@ -4,21 +4,21 @@
 
 use std::sync::Arc;
 
+use content::analysis::{analyse, propose, PointKind};
+use content::seed::seed_pages;
+use content::store::ContentStore;
+use content::{Block, Page};
 use serde_json::Value;
-use server::content::analysis::{analyse, propose, PointKind};
-use server::content::seed::seed_pages;
-use server::content::store::ContentStore;
-use server::content::{Block, Page};
 use server::Services;
 
-use crate::harness::{Client, TestServer, texts};
+use crate::harness::{texts, Client, TestServer};
 
 async fn demo_server() -> TestServer {
-    TestServer::start_services(tempfile::tempdir().unwrap(), Services::new(Arc::new(runtime::DemoProvider))).await
+    TestServer::start_services(tempfile::tempdir().unwrap(), Services::new(Arc::new(demo::DemoProvider))).await
 }
 
 fn content(server: &TestServer) -> ContentStore {
-    ContentStore::new(server.store().pool().clone())
+    ContentStore::new(server.store().db().clone())
 }
 
 async fn page(server: &TestServer, slug: &str) -> Page {

@@ -12,9 +12,9 @@ use async_trait::async_trait;
 use runtime::{Tool, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec};
 use serde_json::{json, Map, Value};
 
-use super::analysis::{analyse, page_language, proposals, Point, Target};
-use super::store::{ContentError, ContentStore, UpdateOutcome};
-use super::{validate, EditTarget, Page, PageField};
+use crate::analysis::{analyse, page_language, proposals, Point, Target};
+use crate::store::{ContentError, ContentStore, UpdateOutcome};
+use crate::{validate, EditTarget, Page, PageField};
 
 pub const LIST_PAGES: &str = "list_pages";
 pub const READ_PAGE: &str = "read_page";
@@ -562,9 +562,9 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
-    use crate::content::seed::{seed_if_empty, seed_pages};
-    use crate::content::store::tests::content_store;
-    use crate::content::Block;
+    use crate::seed::{seed_if_empty, seed_pages};
+    use crate::store::tests::content_store;
+    use crate::Block;
 
     const HOME: i64 = 1;
 

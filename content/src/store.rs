@@ -1,14 +1,19 @@
-//! All SQL for pages. A write reads the page, applies the change in memory (where the domain rules
-//! live) and stores it with one UPDATE guarded on the version it read, so two writers can never
-//! both win and an approval made for an older version is refused.
+//! All SQL for pages, and the migrations of the pages table. A write reads the page, applies the
+//! change in memory (where the domain rules live) and stores it with one UPDATE guarded on the
+//! version it read, so two writers can never both win and an approval made for an older version
+//! is refused.
 
-use sqlx::{Row, SqlitePool};
+use db::{now, on, Db, Migrations};
 
-use super::{Block, EditError, EditTarget, NewPage, Page, PageField, PageSummary};
-use crate::store::now;
+use crate::{Block, EditError, EditTarget, NewPage, Page, PageField, PageSummary};
 
 /// How often a write without an expected version retries after losing a race to another writer.
 const ATTEMPTS: usize = 3;
+
+/// The migrations of the content's tables.
+pub fn migrations() -> Migrations {
+    Migrations::new(sqlx::migrate!("../migrations/sqlite/content"))
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ContentError {
@@ -39,7 +44,7 @@ pub enum UpdateOutcome {
 
 #[derive(Clone, Debug)]
 pub struct ContentStore {
-    pool: SqlitePool,
+    db: Db,
 }
 
 #[derive(sqlx::FromRow)]
@@ -73,92 +78,93 @@ fn encode(blocks: &[Block]) -> Result<String, ContentError> {
     serde_json::to_string(blocks).map_err(ContentError::EncodeBlocks)
 }
 
+macro_rules! select_page {
+    ($tail:literal) => {
+        concat!("SELECT id, slug, title, description, blocks, updated_at, version FROM pages ", $tail)
+    };
+}
+
 impl ContentStore {
-    pub fn new(pool: SqlitePool) -> Self {
-        ContentStore { pool }
+    pub fn new(db: Db) -> Self {
+        ContentStore { db }
     }
 
     pub async fn count_pages(&self) -> Result<i64, ContentError> {
-        Ok(sqlx::query("SELECT COUNT(*) FROM pages").fetch_one(&self.pool).await?.get(0))
+        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM pages").fetch_one(pool).await)?)
     }
 
     /// The pages in the order they were created, which is the site's menu order.
     pub async fn list_pages(&self) -> Result<Vec<PageSummary>, ContentError> {
-        let rows = sqlx::query("SELECT id, slug, title FROM pages ORDER BY id").fetch_all(&self.pool).await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| PageSummary { id: row.get("id"), slug: row.get("slug"), title: row.get("title") })
-            .collect())
+        let rows: Vec<(i64, String, String)> = on!(&self.db, pool => sqlx::query_as("SELECT id, slug, title FROM pages ORDER BY id").fetch_all(pool).await)?;
+        Ok(rows.into_iter().map(|(id, slug, title)| PageSummary { id, slug, title }).collect())
     }
 
     pub async fn page(&self, id: i64) -> Result<Option<Page>, ContentError> {
-        sqlx::query_as::<_, PageRow>(
-            "SELECT id, slug, title, description, blocks, updated_at, version FROM pages WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?
-        .map(PageRow::into_page)
-        .transpose()
+        let row: Option<PageRow> = on!(&self.db, pool => sqlx::query_as(select_page!("WHERE id = ?"))
+            .bind(id)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(PageRow::into_page).transpose()
     }
 
     pub async fn page_by_slug(&self, slug: &str) -> Result<Option<Page>, ContentError> {
-        sqlx::query_as::<_, PageRow>(
-            "SELECT id, slug, title, description, blocks, updated_at, version FROM pages WHERE slug = ?",
-        )
-        .bind(slug)
-        .fetch_optional(&self.pool)
-        .await?
-        .map(PageRow::into_page)
-        .transpose()
+        let row: Option<PageRow> = on!(&self.db, pool => sqlx::query_as(select_page!("WHERE slug = ?"))
+            .bind(slug)
+            .fetch_optional(pool)
+            .await)?;
+        row.map(PageRow::into_page).transpose()
     }
 
     pub async fn create_page(&self, new: &NewPage) -> Result<i64, ContentError> {
         new.validate()?;
         let at = now();
-        let row = sqlx::query(
+        let blocks = encode(&new.blocks)?;
+        Ok(on!(&self.db, pool => sqlx::query_scalar(
             "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
              VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING id",
         )
         .bind(&new.slug)
         .bind(new.title.trim())
         .bind(new.description.trim())
-        .bind(encode(&new.blocks)?)
+        .bind(&blocks)
         .bind(at)
         .bind(at)
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(row.get(0))
+        .fetch_one(pool)
+        .await)?)
     }
 
     /// Inserts the pages only if there are none yet, all or nothing. `BEGIN IMMEDIATE` takes the
     /// write lock before counting, so two servers starting on one file cannot both seed.
     pub async fn insert_if_empty(&self, pages: &[NewPage]) -> Result<usize, ContentError> {
+        let mut encoded = Vec::with_capacity(pages.len());
         for page in pages {
             page.validate()?;
-        }
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let count: i64 = sqlx::query("SELECT COUNT(*) FROM pages").fetch_one(&mut *tx).await?.get(0);
-        if count > 0 {
-            tx.rollback().await?;
-            return Ok(0);
+            encoded.push(encode(&page.blocks)?);
         }
         let at = now();
-        for page in pages {
-            sqlx::query(
-                "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
-                 VALUES (?, ?, ?, ?, 1, ?, ?)",
-            )
-            .bind(&page.slug)
-            .bind(page.title.trim())
-            .bind(page.description.trim())
-            .bind(encode(&page.blocks)?)
-            .bind(at)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-        }
-        tx.commit().await?;
+        on!(&self.db, pool => {
+            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages").fetch_one(&mut *tx).await?;
+            if count > 0 {
+                tx.rollback().await?;
+                return Ok(0);
+            }
+            for (page, blocks) in pages.iter().zip(&encoded) {
+                sqlx::query(
+                    "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
+                     VALUES (?, ?, ?, ?, 1, ?, ?)",
+                )
+                .bind(&page.slug)
+                .bind(page.title.trim())
+                .bind(page.description.trim())
+                .bind(blocks)
+                .bind(at)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+        });
         Ok(pages.len())
     }
 
@@ -200,19 +206,20 @@ impl ContentStore {
             let read_version = page.version;
             let previous = page.apply(target, value)?;
             let at = now();
-            let written = sqlx::query(
+            let blocks = encode(&page.blocks)?;
+            let written = on!(&self.db, pool => sqlx::query(
                 "UPDATE pages SET title = ?, description = ?, blocks = ?, version = version + 1, updated_at = ?
                  WHERE id = ? AND version = ?",
             )
             .bind(&page.title)
             .bind(&page.description)
-            .bind(encode(&page.blocks)?)
+            .bind(&blocks)
             .bind(at)
             .bind(page_id)
             .bind(read_version)
-            .execute(&self.pool)
-            .await?
-            .rows_affected();
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
             if written == 1 {
                 page.version = read_version + 1;
                 page.updated_at = at;
@@ -229,19 +236,14 @@ impl ContentStore {
 
 #[cfg(test)]
 pub(crate) mod tests {
-    use std::str::FromStr;
-
-    use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions};
-
     use super::*;
-    use crate::content::BlockKind;
+    use crate::BlockKind;
 
-    /// A fresh in-memory database with all migrations; one connection, since each would be its own database.
+    /// A fresh in-memory database with the content's tables.
     pub(crate) async fn content_store() -> ContentStore {
-        let options = SqliteConnectOptions::from_str("sqlite::memory:").expect("options").foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await.expect("in-memory database");
-        crate::store::MIGRATOR.run(&pool).await.expect("migrations");
-        ContentStore::new(pool)
+        let db = Db::in_memory().await.expect("in-memory database");
+        db.migrate(&migrations()).await.expect("migrations");
+        ContentStore::new(db)
     }
 
     fn sample() -> NewPage {
@@ -369,11 +371,12 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn content_store_reports_corrupt_blocks() {
         let (store, id) = with_sample().await;
-        sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = ?")
+        on!(&store.db, pool => sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = ?")
             .bind(id)
-            .execute(&store.pool)
+            .execute(pool)
             .await
-            .expect("corrupt");
+            .map(|done| done.rows_affected()))
+        .expect("corrupt");
         assert!(matches!(store.page(id).await, Err(ContentError::CorruptBlocks { .. })));
     }
 }

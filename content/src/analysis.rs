@@ -10,10 +10,10 @@
 
 use std::ops::RangeInclusive;
 
-use app::i18n::Lang;
+use crate::Lang;
 use serde::{Deserialize, Serialize};
 
-use super::{validate, Block, EditTarget, Page, PageField};
+use crate::{validate, Block, EditTarget, Page, PageField};
 
 /// Search engines show about this many characters of a title and a description.
 pub const TITLE_RECOMMENDED: RangeInclusive<usize> = 30..=60;

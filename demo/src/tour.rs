@@ -1,7 +1,4 @@
-//! The built-in demo model: deterministic, offline, driven only by the transcript it is given.
-//!
-//! Outside a tour it echoes what the user said. In a guided page tour (the system prompt names the
-//! page and the tour's tools are offered) it plays the tour with the same tools a real model gets:
+//! The guided page tour as the demo model plays it, with the same tools a real model gets:
 //! analyse the page, ask which point to start with, propose one change at a time, and at the end
 //! ask for a summary or the next page.
 //!
@@ -12,65 +9,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use async_trait::async_trait;
+use content::analysis::PointKind;
+use content::context::page_named_in;
+use content::tools::{ANALYSE_PAGE, LIST_PAGES, SET_ALT_TEXT, SUGGEST_CHANGE, UPDATE_PAGE_FIELD};
+use runtime::results::{is_error, read_denial, read_rejected};
+use runtime::{ChatMessage, Completion, CompletionRequest, DenialReason, Role, ToolCall, ASK_CHOICE, PICKED};
 use serde_json::{json, Value};
 
-use crate::ask_choice::ASK_CHOICE;
-use crate::message::{ChatMessage, Role, ToolCall};
-use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError};
+// --- the words of the tour ---------------------------------------------------------------------
 
-#[derive(Debug, Clone, Default)]
-pub struct DemoProvider;
-
-#[async_trait]
-impl ModelProvider for DemoProvider {
-    fn label(&self) -> String {
-        "Demo model".to_string()
-    }
-
-    fn is_demo(&self) -> bool {
-        true
-    }
-
-    async fn complete(&self, request: CompletionRequest) -> Result<Completion, ProviderError> {
-        if let Some(tour) = Tour::detect(&request) {
-            return Ok(tour.next_step());
-        }
-        if let Some(step) = crate::showcase::showcase(&request) {
-            return Ok(step);
-        }
-        Ok(echo(&request.messages))
-    }
-}
-
-fn echo(messages: &[ChatMessage]) -> Completion {
-    let user_turns = messages.iter().filter(|m| m.role == Role::User).count();
-    let last_user =
-        messages.iter().rev().find(|m| m.role == Role::User).map(|m| m.content.trim().to_string()).unwrap_or_default();
-    let content = if last_user.is_empty() {
-        "Hello! I am the built-in demo model. Ask me anything, or start a guided page tour.".to_string()
-    } else {
-        format!(
-            "You said: \u{201c}{last_user}\u{201d} (message {user_turns} of this conversation). \
-             I am the built-in demo model and answer from a script; configure an \
-             OpenAI-compatible model for real answers."
-        )
-    };
-    Completion { content, tool_calls: Vec::new() }
-}
-
-// --- the protocol with the server's content tools -------------------------------------------------
-
-/// The sentence the chat puts into the system prompt of a conversation about a page.
-const PAGE_SENTENCE: &str = "This conversation is about the page with id ";
-const LIST_PAGES: &str = "list_pages";
-const ANALYSE_PAGE: &str = "analyse_page";
-const SUGGEST_CHANGE: &str = "suggest_change";
-const UPDATE_PAGE_FIELD: &str = "update_page_field";
-const SET_ALT_TEXT: &str = "set_alt_text";
-/// How `ask_choice` reports the answer.
-const PICKED: &str = "The user picked: ";
-const DENIED: &str = "Error: approval_denied";
 /// `ask_choice` takes at most this many options.
 const MAX_OPTIONS: usize = 10;
 /// Option labels are kept well under `ask_choice`'s limit of 120 characters.
@@ -122,27 +69,27 @@ fn reads_german(text: &str) -> bool {
         || lower.split(|c: char| !c.is_alphanumeric()).any(|word| MARKERS.contains(&word))
 }
 
-/// A short label for a point kind, as analyse_page names it.
+/// A short label for a point kind, as analyse_page names it. A kind this build does not know yet
+/// is shown as its own words.
 fn kind_label(kind: &str, lang: Lang) -> String {
-    let pair = match kind {
-        "title_too_short" => ["Title too short", "Titel zu kurz"],
-        "title_too_long" => ["Title too long", "Titel zu lang"],
-        "description_missing" => ["Description missing", "Beschreibung fehlt"],
-        "description_too_short" => ["Description too short", "Beschreibung zu kurz"],
-        "description_too_long" => ["Description too long", "Beschreibung zu lang"],
-        "no_h1" => ["No main heading", "Keine Hauptüberschrift"],
-        "multiple_h1" => ["Second main heading", "Zweite Hauptüberschrift"],
-        "skipped_heading_level" => ["Skipped heading level", "Übersprungene Überschriftenebene"],
-        "alt_missing" => ["Image without alt text", "Bild ohne Alternativtext"],
-        "alt_useless" => ["Alt text says nothing", "Alternativtext ohne Aussage"],
-        "vague_link_text" => ["Vague link text", "Unklarer Linktext"],
-        "long_sentences" => ["Long sentences", "Lange Sätze"],
-        other => {
-            let words = other.replace('_', " ");
-            let mut chars = words.chars();
-            let readable: String = chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
-            return readable;
-        }
+    let Ok(known) = serde_json::from_value::<PointKind>(Value::String(kind.to_string())) else {
+        let words = kind.replace('_', " ");
+        let mut chars = words.chars();
+        return chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default();
+    };
+    let pair = match known {
+        PointKind::TitleTooShort => ["Title too short", "Titel zu kurz"],
+        PointKind::TitleTooLong => ["Title too long", "Titel zu lang"],
+        PointKind::DescriptionMissing => ["Description missing", "Beschreibung fehlt"],
+        PointKind::DescriptionTooShort => ["Description too short", "Beschreibung zu kurz"],
+        PointKind::DescriptionTooLong => ["Description too long", "Beschreibung zu lang"],
+        PointKind::NoH1 => ["No main heading", "Keine Hauptüberschrift"],
+        PointKind::MultipleH1 => ["Second main heading", "Zweite Hauptüberschrift"],
+        PointKind::SkippedHeadingLevel => ["Skipped heading level", "Übersprungene Überschriftenebene"],
+        PointKind::AltMissing => ["Image without alt text", "Bild ohne Alternativtext"],
+        PointKind::AltUseless => ["Alt text says nothing", "Alternativtext ohne Aussage"],
+        PointKind::VagueLinkText => ["Vague link text", "Unklarer Linktext"],
+        PointKind::LongSentences => ["Long sentences", "Lange Sätze"],
     };
     lang.pick(pair).to_string()
 }
@@ -419,15 +366,13 @@ impl Walk {
         // Brings the walk to where it was when the write was proposed.
         self.settle(offered);
         let Some(stop) = self.current().cloned() else { return };
-        if result.starts_with(DENIED) {
-            if result.contains("reason: variant") {
-                self.variant += 1;
-            } else if result.contains("reason: skip") {
-                self.advance(&stop, Outcome::Skipped);
-            } else {
-                self.cancelled = true;
+        if let Some(reason) = read_denial(result) {
+            match reason {
+                Some(DenialReason::Variant) => self.variant += 1,
+                Some(DenialReason::Skip) => self.advance(&stop, Outcome::Skipped),
+                None => self.cancelled = true,
             }
-        } else if result.starts_with("Error:") {
+        } else if is_error(result) {
             self.advance(&stop, Outcome::NotApplied);
             self.page_changed(true);
         } else {
@@ -499,28 +444,18 @@ fn option_label(point: &PointRef, lang: Lang) -> String {
 
 // --- the next step ------------------------------------------------------------------------------
 
-struct Tour<'a> {
+pub(crate) struct Tour<'a> {
     page_id: i64,
     lang: Lang,
     offered: HashSet<&'a str>,
     messages: &'a [ChatMessage],
 }
 
-fn page_id_in(text: &str) -> Option<i64> {
-    let start = text.find(PAGE_SENTENCE)? + PAGE_SENTENCE.len();
-    let rest = &text[start..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    if !rest[digits.len()..].starts_with('.') {
-        return None;
-    }
-    digits.parse().ok()
-}
-
 impl<'a> Tour<'a> {
     /// A tour needs the page sentence and the tools to analyse, suggest, ask and write.
-    fn detect(request: &'a CompletionRequest) -> Option<Tour<'a>> {
+    pub(crate) fn detect(request: &'a CompletionRequest) -> Option<Tour<'a>> {
         let system = request.messages.iter().find(|m| m.role == Role::System)?;
-        let page_id = page_id_in(&system.content)?;
+        let page_id = page_named_in(&system.content)?;
         let offered: HashSet<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
         let reads = [ANALYSE_PAGE, SUGGEST_CHANGE, ASK_CHOICE].iter().all(|name| offered.contains(name));
         let writes = offered.contains(UPDATE_PAGE_FIELD) || offered.contains(SET_ALT_TEXT);
@@ -536,7 +471,7 @@ impl<'a> Tour<'a> {
         self.lang.pick(texts)
     }
 
-    fn next_step(&self) -> Completion {
+    pub(crate) fn next_step(&self) -> Completion {
         let walk = Walk::read(self.messages, &self.offered, self.lang);
         let Some(first) = &walk.first else {
             return match &walk.analysis_failed {
@@ -635,7 +570,7 @@ impl<'a> Tour<'a> {
 
     fn cannot_analyse(&self, error: &str) -> String {
         // The tool's refusal is written for the model; its sentence is what the reader needs.
-        let detail = error.split_once("rejected its arguments: ").map_or("", |(_, detail)| detail);
+        let detail = read_rejected(error).unwrap_or_default();
         let lead = match self.lang {
             Lang::En => format!("I could not analyse page {}.", self.page_id),
             Lang::De => format!("Ich konnte die Seite {} nicht analysieren.", self.page_id),
@@ -764,450 +699,6 @@ impl<'a> Tour<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provider::ToolDefinition;
-
-    #[tokio::test]
-    async fn demo_answers_from_the_transcript() {
-        let provider = DemoProvider;
-        let request = CompletionRequest {
-            messages: vec![ChatMessage::user("first"), ChatMessage::assistant("ok"), ChatMessage::user("Hi there")],
-            tools: Vec::new(),
-        };
-        let completion = provider.complete(request).await.unwrap();
-        assert!(completion.content.contains("\u{201c}Hi there\u{201d}"), "{}", completion.content);
-        assert!(completion.content.contains("message 2"));
-        assert!(completion.tool_calls.is_empty());
-    }
-
-    // --- a fake site and a fake runtime loop, so the tour plays exactly as it would for real ---
-
-    const PAGE: i64 = 1;
-    const TOUR_TOOLS: [&str; 6] =
-        [LIST_PAGES, ANALYSE_PAGE, SUGGEST_CHANGE, UPDATE_PAGE_FIELD, SET_ALT_TEXT, ASK_CHOICE];
-    const CAP: usize = crate::run::DEFAULT_MAX_ROUNDS as usize;
-
-    #[derive(Clone)]
-    struct FakePoint {
-        kind: &'static str,
-        target: &'static str,
-        block: Option<u64>,
-        variants: usize,
-    }
-
-    fn point(kind: &'static str, target: &'static str, block: Option<u64>, variants: usize) -> FakePoint {
-        FakePoint { kind, target, block, variants }
-    }
-
-    /// The seed's home page as analyse_page sees it.
-    fn home() -> Vec<FakePoint> {
-        vec![
-            point("title_too_long", "title", None, 2),
-            point("description_missing", "description", None, 2),
-            point("alt_missing", "block", Some(2), 2),
-            point("vague_link_text", "block", Some(5), 2),
-        ]
-    }
-
-    fn key_of(point: &FakePoint) -> String {
-        match point.block {
-            Some(block) => format!("{}:{block}", point.target),
-            None => point.target.to_string(),
-        }
-    }
-
-    /// Plays the content tools: points disappear when a write fixes them, numbers shift.
-    struct Site {
-        points: Vec<FakePoint>,
-        fixed: Vec<String>,
-        writes: Vec<String>,
-    }
-
-    impl Site {
-        fn live(&self) -> Vec<&FakePoint> {
-            self.points.iter().filter(|p| !self.fixed.contains(&key_of(p))).collect()
-        }
-
-        fn point_json(number: usize, point: &FakePoint) -> Value {
-            let mut value = json!({ "number": number, "kind": point.kind, "target": point.target });
-            if let Some(block) = point.block {
-                value["block"] = json!(block);
-            }
-            value
-        }
-
-        fn execute(&mut self, call: &ToolCall) -> String {
-            let args = &call.arguments;
-            match call.name.as_str() {
-                ANALYSE_PAGE if args["page_id"] == PAGE => {
-                    let points: Vec<Value> =
-                        self.live().iter().enumerate().map(|(i, p)| Self::point_json(i + 1, p)).collect();
-                    json!({ "page_id": PAGE, "title": "Bäckerei Sonnenkorn", "points": points }).to_string()
-                }
-                ANALYSE_PAGE => "Error: tool \"analyse_page\" rejected its arguments: There is no page with id 9; list_pages shows the ids.".into(),
-                SUGGEST_CHANGE => {
-                    let number = args["point"].as_u64().unwrap() as usize;
-                    let variant = args["variant"].as_u64().unwrap() as usize;
-                    let live = self.live();
-                    let Some(point) = live.get(number - 1) else {
-                        return "Error: tool \"suggest_change\" rejected its arguments: no such point".into();
-                    };
-                    let key = key_of(point);
-                    let mut value = json!({ "point": Self::point_json(number, point), "variant": variant, "variants": point.variants });
-                    if variant < point.variants {
-                        let tool = if point.kind == "alt_missing" { SET_ALT_TEXT } else { UPDATE_PAGE_FIELD };
-                        value["current"] = json!(format!("old {key}"));
-                        value["proposed"] = json!(format!("{key} v{variant}"));
-                        value["apply_with"] = json!({ "tool": tool, "arguments": { "page_id": PAGE, "key": key, "value": format!("{key} v{variant}") } });
-                    } else {
-                        value["message"] = json!("There is no further variant.");
-                    }
-                    value.to_string()
-                }
-                UPDATE_PAGE_FIELD | SET_ALT_TEXT => {
-                    let key = args["key"].as_str().unwrap().to_string();
-                    self.writes.push(args["value"].as_str().unwrap().to_string());
-                    self.fixed.push(key);
-                    "Changed it.".into()
-                }
-                LIST_PAGES => json!({ "pages": [
-                    { "id": 1, "slug": "home", "title": "Start" },
-                    { "id": 2, "slug": "ueber-uns", "title": "Über uns" },
-                ] })
-                .to_string(),
-                other => panic!("unexpected tool {other}"),
-            }
-        }
-    }
-
-    #[derive(Debug)]
-    enum Pause {
-        Question { call: ToolCall, question: String, options: Vec<String> },
-        Card(ToolCall),
-        Done(String),
-    }
-
-    #[derive(Clone, Copy)]
-    enum Decision {
-        Approve,
-        Variant,
-        Skip,
-        Deny,
-    }
-
-    struct Sim {
-        messages: Vec<ChatMessage>,
-        tools: Vec<ToolDefinition>,
-        site: Site,
-    }
-
-    fn system(page_id: i64) -> ChatMessage {
-        ChatMessage::system(format!(
-            "You are Tourguide.\n\nGuide the tour.\n\nThis conversation is about the page with id {page_id}."
-        ))
-    }
-
-    fn definitions(names: &[&str]) -> Vec<ToolDefinition> {
-        names
-            .iter()
-            .map(|name| ToolDefinition { name: name.to_string(), description: String::new(), parameters: json!({}) })
-            .collect()
-    }
-
-    impl Sim {
-        fn new(points: Vec<FakePoint>, first_message: &str) -> Sim {
-            Sim {
-                messages: vec![system(PAGE), ChatMessage::user(first_message)],
-                tools: definitions(&TOUR_TOOLS),
-                site: Site { points, fixed: Vec::new(), writes: Vec::new() },
-            }
-        }
-
-        /// One segment as the runtime runs it: reads execute, a write or a question pauses, text
-        /// ends the run. Fails when the segment needs more rounds than the default cap.
-        async fn segment(&mut self) -> Pause {
-            for _ in 0..CAP {
-                let request = CompletionRequest { messages: self.messages.clone(), tools: self.tools.clone() };
-                let completion = DemoProvider.complete(request).await.unwrap();
-                if completion.tool_calls.is_empty() {
-                    self.messages.push(ChatMessage::assistant(completion.content.clone()));
-                    return Pause::Done(completion.content);
-                }
-                let calls = completion.tool_calls.clone();
-                self.messages.push(ChatMessage::assistant_with_tool_calls(completion.content, calls.clone()));
-                if let Some(write) = calls.iter().find(|c| c.name == UPDATE_PAGE_FIELD || c.name == SET_ALT_TEXT) {
-                    assert_eq!(calls.len(), 1, "a write comes alone");
-                    return Pause::Card(write.clone());
-                }
-                if let Some(ask) = calls.iter().find(|c| c.name == ASK_CHOICE) {
-                    assert_eq!(calls.len(), 1, "a question comes alone");
-                    let question = ask.arguments["question"].as_str().unwrap().to_string();
-                    let options: Vec<String> = ask.arguments["options"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|o| o.as_str().unwrap().to_string())
-                        .collect();
-                    assert!((2..=MAX_OPTIONS).contains(&options.len()));
-                    assert!(options.iter().all(|o| o.chars().count() <= 120 && !o.contains('\n')));
-                    return Pause::Question { call: ask.clone(), question, options };
-                }
-                for call in calls {
-                    let result = self.site.execute(&call);
-                    self.messages.push(ChatMessage::tool_result(call.id, result));
-                }
-            }
-            panic!("the tour needed more than {CAP} rounds in one segment: {:#?}", self.messages);
-        }
-
-        async fn answer(&mut self, call: &ToolCall, option: &str) -> Pause {
-            self.messages.push(ChatMessage::tool_result(call.id.clone(), format!("{PICKED}{option}")));
-            self.segment().await
-        }
-
-        async fn decide(&mut self, call: &ToolCall, decision: Decision) -> Pause {
-            let denial = |reason: &str, advice: &str| {
-                format!(
-                    "Error: approval_denied (decided_by: run_owner{reason}). The approval for tool \"{}\" was declined by \
-                     the run owner. Nothing was executed. {advice}",
-                    call.name
-                )
-            };
-            let result = match decision {
-                Decision::Approve => self.site.execute(call),
-                Decision::Variant => denial(", reason: variant", "Propose a different version of this change."),
-                Decision::Skip => denial(", reason: skip", "Do not propose this change again; move on."),
-                Decision::Deny => denial("", "Ask whether the change should be proposed again."),
-            };
-            self.messages.push(ChatMessage::tool_result(call.id.clone(), result));
-            self.segment().await
-        }
-    }
-
-    fn card(pause: Pause) -> ToolCall {
-        match pause {
-            Pause::Card(call) => call,
-            other => panic!("expected a card, got {other:?}"),
-        }
-    }
-
-    fn asked(pause: Pause) -> (ToolCall, String, Vec<String>) {
-        match pause {
-            Pause::Question { call, question, options } => (call, question, options),
-            other => panic!("expected a question, got {other:?}"),
-        }
-    }
-
-    fn done(pause: Pause) -> String {
-        match pause {
-            Pause::Done(text) => text,
-            other => panic!("expected an answer, got {other:?}"),
-        }
-    }
-
-    fn value(call: &ToolCall) -> &str {
-        call.arguments["value"].as_str().unwrap()
-    }
-
-    #[tokio::test]
-    async fn tour_walks_every_point_once_from_the_chosen_one() {
-        let mut sim = Sim::new(home(), "Guide me through this page, one point at a time.");
-        let (ask, question, options) = asked(sim.segment().await);
-        assert_eq!(question, "Which point should we start with?");
-        assert_eq!(
-            options,
-            ["1. Title too long", "2. Description missing", "3. Image without alt text", "4. Vague link text"]
-        );
-
-        let description = card(sim.answer(&ask, "2. Description missing").await);
-        assert_eq!((description.name.as_str(), value(&description)), (UPDATE_PAGE_FIELD, "description v0"));
-        let variant = card(sim.decide(&description, Decision::Variant).await);
-        assert_eq!(value(&variant), "description v1", "another variant of the same point");
-        let alt = card(sim.decide(&variant, Decision::Approve).await);
-        assert_eq!((alt.name.as_str(), value(&alt)), (SET_ALT_TEXT, "block:2 v0"));
-        let link = card(sim.decide(&alt, Decision::Skip).await);
-        assert_eq!(value(&link), "block:5 v0");
-        let title = card(sim.decide(&link, Decision::Approve).await);
-        assert_eq!(value(&title), "title v0", "wraps around to the points before the chosen one");
-        let (end, question, options) = asked(sim.decide(&title, Decision::Skip).await);
-        assert_eq!(question, "Summary or next page?");
-        assert_eq!(options, ["Summary", "Next page"]);
-
-        let summary = done(sim.answer(&end, "Summary").await);
-        assert_eq!(
-            summary,
-            "Summary of the tour of \u{201c}Bäckerei Sonnenkorn\u{201d}:\n\
-             - Applied: 2. Description missing: \u{201c}old description\u{201d} → \u{201c}description v1\u{201d}\n\
-             - Skipped: 3. Image without alt text\n\
-             - Applied: 4. Vague link text: \u{201c}old block:5\u{201d} → \u{201c}block:5 v0\u{201d}\n\
-             - Skipped: 1. Title too long\n\
-             The applied changes are saved on the page."
-        );
-        assert_eq!(sim.site.writes, ["description v1", "block:5 v0"]);
-    }
-
-    #[tokio::test]
-    async fn tour_speaks_german_to_a_german_reader() {
-        let mut sim = Sim::new(home(), "Führe mich Punkt für Punkt durch diese Seite.");
-        let (ask, question, options) = asked(sim.segment().await);
-        assert_eq!(question, "Mit welchem Punkt sollen wir anfangen?");
-        assert_eq!(options[0], "1. Titel zu lang");
-        assert_eq!(options[2], "3. Bild ohne Alternativtext");
-        let mut call = card(sim.answer(&ask, "4. Unklarer Linktext").await);
-        for _ in 0..3 {
-            call = card(sim.decide(&call, Decision::Skip).await);
-        }
-        let (end, question, options) = asked(sim.decide(&call, Decision::Skip).await);
-        assert_eq!(question, "Zusammenfassung oder nächste Seite?");
-        assert_eq!(options, ["Zusammenfassung", "Nächste Seite"]);
-        let summary = done(sim.answer(&end, "Zusammenfassung").await);
-        assert!(
-            summary.starts_with("Zusammenfassung des Rundgangs durch \u{201e}Bäckerei Sonnenkorn\u{201c}:"),
-            "{summary}"
-        );
-        assert!(
-            summary.contains("- Übersprungen: 4. Unklarer Linktext\n- Übersprungen: 1. Titel zu lang"),
-            "{summary}"
-        );
-        assert!(summary.ends_with("An der Seite wurde nichts geändert."), "{summary}");
-    }
-
-    #[tokio::test]
-    async fn tour_moves_on_when_the_variants_run_out() {
-        let mut sim = Sim::new(home(), "Guide me");
-        let (ask, _, _) = asked(sim.segment().await);
-        let mut call = card(sim.answer(&ask, "1. Title too long").await);
-        assert_eq!(value(&call), "title v0");
-        call = card(sim.decide(&call, Decision::Variant).await);
-        assert_eq!(value(&call), "title v1");
-        call = card(sim.decide(&call, Decision::Variant).await);
-        assert_eq!(value(&call), "description v0", "no third variant: on to the next point");
-        call = card(sim.decide(&call, Decision::Skip).await);
-        call = card(sim.decide(&call, Decision::Skip).await);
-        let (end, _, _) = asked(sim.decide(&call, Decision::Skip).await);
-        let summary = done(sim.answer(&end, "Summary").await);
-        assert!(summary.contains("- Not changed, no further variant: 1. Title too long\n"), "{summary}");
-    }
-
-    #[tokio::test]
-    async fn tour_skips_points_without_a_proposal_within_the_round_cap() {
-        let mut points: Vec<FakePoint> = (0..8).map(|block| point("long_sentences", "block", Some(block), 0)).collect();
-        points.insert(0, point("title_too_long", "title", None, 2));
-        points.push(point("vague_link_text", "block", Some(9), 1));
-        let mut sim = Sim::new(points, "Guide me");
-        let (ask, _, options) = asked(sim.segment().await);
-        assert_eq!(options.len(), 10);
-        // The title is applied, then eight points in a row have no proposal: one batch of
-        // suggestions, not a round for each.
-        let title = card(sim.answer(&ask, "1. Title too long").await);
-        let link = card(sim.decide(&title, Decision::Approve).await);
-        assert_eq!(value(&link), "block:9 v0");
-        let batched = sim.messages.iter().filter(|m| m.tool_calls.len() > 1).count();
-        assert_eq!(batched, 1, "one batch of suggestions");
-        let (end, _, _) = asked(sim.decide(&link, Decision::Approve).await);
-        let summary = done(sim.answer(&end, "Summary").await);
-        assert_eq!(summary.matches("- No proposal: ").count(), 8, "{summary}");
-    }
-
-    #[tokio::test]
-    async fn tour_treats_a_point_fixed_by_an_earlier_change_as_done() {
-        let mut sim = Sim::new(home(), "Guide me");
-        let (ask, _, _) = asked(sim.segment().await);
-        let title = card(sim.answer(&ask, "1. Title too long").await);
-        // Something else fixes the description meanwhile (another point's change did it too).
-        sim.site.fixed.push("description".into());
-        let alt = card(sim.decide(&title, Decision::Approve).await);
-        assert_eq!(value(&alt), "block:2 v0");
-        let link = card(sim.decide(&alt, Decision::Skip).await);
-        let (end, _, _) = asked(sim.decide(&link, Decision::Skip).await);
-        let summary = done(sim.answer(&end, "Summary").await);
-        assert!(summary.contains("- Fixed by an earlier change: 2. Description missing\n"), "{summary}");
-    }
-
-    #[tokio::test]
-    async fn tour_stops_when_the_proposal_is_cancelled() {
-        let mut sim = Sim::new(home(), "Guide me");
-        let (ask, _, _) = asked(sim.segment().await);
-        let title = card(sim.answer(&ask, "1. Title too long").await);
-        let description = card(sim.decide(&title, Decision::Approve).await);
-        let text = done(sim.decide(&description, Decision::Deny).await);
-        assert!(text.starts_with("You cancelled the proposal, so I stop the tour here."), "{text}");
-        assert!(text.contains("- Applied: 1. Title too long"), "{text}");
-        assert!(text.contains("- Not reached: 2. Description missing\n- Not reached: 3."), "{text}");
-        assert_eq!(sim.site.writes, ["title v0"]);
-    }
-
-    #[tokio::test]
-    async fn tour_names_the_next_page() {
-        let mut sim = Sim::new(vec![point("title_too_long", "title", None, 1)], "Guide me");
-        // One point: nothing to choose, the card comes at once.
-        let title = card(sim.segment().await);
-        let (end, _, _) = asked(sim.decide(&title, Decision::Approve).await);
-        let text = done(sim.answer(&end, "Next page").await);
-        assert_eq!(
-            text,
-            "On this page 1 change(s) were applied. Next is \u{201c}Über uns\u{201d} (/ueber-uns). Open it and start a \
-             tour there to go on."
-        );
-        assert!(sim.messages.iter().any(|m| m.tool_calls.iter().any(|c| c.name == LIST_PAGES)));
-    }
-
-    #[tokio::test]
-    async fn tour_of_a_clean_page_says_so_and_asks_what_next() {
-        let mut sim = Sim::new(Vec::new(), "Guide me");
-        let (end, question, options) = asked(sim.segment().await);
-        assert_eq!(question, "This page has no points to improve. Summary or next page?");
-        assert_eq!(options, ["Summary", "Next page"]);
-        let summary = done(sim.answer(&end, "Summary").await);
-        assert!(summary.contains("\nThis page has no points to improve.\n"), "{summary}");
-    }
-
-    #[tokio::test]
-    async fn tour_reports_a_page_it_cannot_analyse() {
-        let mut sim = Sim::new(home(), "Guide me");
-        sim.messages[0] = system(9);
-        let text = done(sim.segment().await);
-        assert_eq!(text, "I could not analyse page 9. There is no page with id 9; list_pages shows the ids.");
-    }
-
-    #[tokio::test]
-    async fn tour_starts_over_in_a_new_run() {
-        // A new chat turn carries only the chat's text messages: the tour analyses the page again.
-        let messages = vec![
-            system(PAGE),
-            ChatMessage::user("Guide me through this page, one point at a time."),
-            ChatMessage::assistant("Which point should we start with?"),
-            ChatMessage::user("Actually, let's start again"),
-        ];
-        let completion =
-            DemoProvider.complete(CompletionRequest { messages, tools: definitions(&TOUR_TOOLS) }).await.unwrap();
-        assert_eq!(completion.tool_calls.len(), 1);
-        assert_eq!(completion.tool_calls[0].name, ANALYSE_PAGE);
-        assert_eq!(completion.tool_calls[0].arguments, json!({ "page_id": PAGE }));
-    }
-
-    #[tokio::test]
-    async fn without_the_page_or_the_tools_the_demo_echoes() {
-        let with_tools = CompletionRequest {
-            messages: vec![ChatMessage::system("You are Tourguide."), ChatMessage::user("Hello")],
-            tools: definitions(&TOUR_TOOLS),
-        };
-        let page_without_writes = CompletionRequest {
-            messages: vec![system(PAGE), ChatMessage::user("Hello")],
-            tools: definitions(&[ANALYSE_PAGE, SUGGEST_CHANGE, ASK_CHOICE]),
-        };
-        let broken_sentence = CompletionRequest {
-            messages: vec![
-                ChatMessage::system("This conversation is about the page with id x."),
-                ChatMessage::user("Hello"),
-            ],
-            tools: definitions(&TOUR_TOOLS),
-        };
-        for request in [with_tools, page_without_writes, broken_sentence] {
-            let completion = DemoProvider.complete(request).await.unwrap();
-            assert!(completion.tool_calls.is_empty());
-            assert!(completion.content.starts_with("You said: \u{201c}Hello\u{201d}"), "{}", completion.content);
-        }
-    }
 
     #[test]
     fn labels_are_short_single_lines_in_both_languages() {
@@ -1219,7 +710,30 @@ mod tests {
         let long = PointRef { number: 7, key: "x".into(), kind: "y\n".repeat(200) };
         let label = option_label(&long, Lang::En);
         assert!(label.chars().count() <= MAX_LABEL_CHARS && !label.contains('\n'), "{label}");
-        assert_eq!(page_id_in("… This conversation is about the page with id 42."), Some(42));
-        assert_eq!(page_id_in("This conversation is about the page with id 42"), None);
+    }
+
+    #[test]
+    fn every_point_kind_of_the_analysis_has_a_label_of_its_own() {
+        for kind in [
+            PointKind::TitleTooShort,
+            PointKind::TitleTooLong,
+            PointKind::DescriptionMissing,
+            PointKind::DescriptionTooShort,
+            PointKind::DescriptionTooLong,
+            PointKind::NoH1,
+            PointKind::MultipleH1,
+            PointKind::SkippedHeadingLevel,
+            PointKind::AltMissing,
+            PointKind::AltUseless,
+            PointKind::VagueLinkText,
+            PointKind::LongSentences,
+        ] {
+            let name = serde_json::to_value(kind).unwrap();
+            let name = name.as_str().unwrap();
+            for lang in [Lang::En, Lang::De] {
+                let label = kind_label(name, lang);
+                assert!(!label.contains('_') && label != name, "{name}: {label}");
+            }
+        }
     }
 }

@@ -8,6 +8,11 @@ use async_trait::async_trait;
 use runtime::{Tool, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec};
 use serde_json::{json, Value};
 
+pub const FEEDBACK: &str = "demo_feedback";
+pub const CONTACT: &str = "demo_contact";
+pub const UPLOAD: &str = "demo_upload";
+pub const NOTE: &str = "demo_note";
+
 fn no_arguments() -> Value {
     json!({ "type": "object", "properties": {} })
 }
@@ -18,8 +23,8 @@ struct Feedback;
 #[async_trait]
 impl Tool for Feedback {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("demo_feedback", "Asks how the demo went, with buttons or typed text", no_arguments())
-            .with_input_schema(json!({
+        ToolSpec::new(FEEDBACK, "Asks how the demo went, with buttons or typed text", no_arguments()).with_input_schema(
+            json!({
                 "type": "object",
                 "title": "How do you like the demo so far?",
                 "properties": {
@@ -30,7 +35,8 @@ impl Tool for Feedback {
                     ]},
                     "comment": { "type": "string" }
                 }
-            }))
+            }),
+        )
     }
 
     async fn execute(&self, arguments: Value, _context: &ToolContext) -> Result<String, ToolError> {
@@ -48,7 +54,7 @@ struct Contact;
 #[async_trait]
 impl Tool for Contact {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("demo_contact", "Asks for the details of a contact page", no_arguments()).with_input_schema(json!({
+        ToolSpec::new(CONTACT, "Asks for the details of a contact page", no_arguments()).with_input_schema(json!({
             "type": "object",
             "title": "Details for the contact page",
             "properties": {
@@ -72,7 +78,7 @@ struct Upload;
 #[async_trait]
 impl Tool for Upload {
     fn spec(&self) -> ToolSpec {
-        ToolSpec::new("demo_upload", "Asks for a list of files", no_arguments()).with_input_schema(json!({
+        ToolSpec::new(UPLOAD, "Asks for a list of files", no_arguments()).with_input_schema(json!({
             "type": "object",
             "title": "Upload the price list",
             "properties": { "files": { "type": "array", "items": { "type": "string" } } }
@@ -91,7 +97,7 @@ struct Note(Arc<Mutex<Vec<String>>>);
 impl Tool for Note {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(
-            "demo_note",
+            NOTE,
             "Saves a note for the site's editors",
             json!({ "type": "object", "properties": { "text": { "type": "string" } }, "required": ["text"] }),
         )
@@ -109,6 +115,7 @@ impl Tool for Note {
     }
 }
 
+/// Registers the showcase tools; only while the demo model answers.
 pub fn register(registry: &mut ToolRegistry) {
     let notes = Arc::new(Mutex::new(Vec::new()));
     let tools: [Arc<dyn Tool>; 4] = [Arc::new(Feedback), Arc::new(Contact), Arc::new(Upload), Arc::new(Note(notes))];

@@ -1,15 +1,38 @@
-//! The guided tour's website: pages made of blocks, the fields a tool may change, and the pure
-//! rules for changing them. No SQL and no HTTP here: `store` keeps pages, `analysis` judges them,
-//! `seed` holds the site a fresh installation starts with.
+//! The guided tour's website: pages made of blocks, the fields a tool may change, and the rules
+//! for changing them. `store` keeps pages (all of the content's SQL), `analysis` judges them,
+//! `tools` offers them to a model, `seed` holds the site a fresh installation starts with, and
+//! `context` is the sentence that tells a model which page a conversation is about.
+//!
+//! Architecture invariant: knows nothing of HTTP, the chat or the UI. It depends on the runtime
+//! only for the tool trait, and on `db` for the shared database handle.
 
 pub mod analysis;
-pub mod tools;
+pub mod context;
 pub mod seed;
 pub mod store;
+pub mod tools;
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+
+/// The language a page is written in, and that a point is explained in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lang {
+    #[default]
+    En,
+    De,
+}
+
+impl Lang {
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::En => "en",
+            Lang::De => "de",
+        }
+    }
+}
 
 /// Limits for stored values, in characters. Generous on purpose: they stop abuse and accidents
 /// (a whole document pasted into a title), not bad style, which is the analysis' business.

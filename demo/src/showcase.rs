@@ -1,13 +1,13 @@
 //! The demo model's showcase: outside a tour it shows each kind of question and a plain approval
 //! card on request (`/choose`, `/feedback`, `/contact`, `/upload`, `/note TEXT`), through the
-//! server's showcase tools. Decided from the transcript like the rest of the demo.
+//! showcase tools. Decided from the transcript like the rest of the demo.
 
+use runtime::{Completion, CompletionRequest, Role, ToolCall, ASK_CHOICE};
 use serde_json::{json, Value};
 
-use crate::message::{Role, ToolCall};
-use crate::provider::{Completion, CompletionRequest};
+use crate::showcase_tools::{CONTACT, FEEDBACK, NOTE, UPLOAD};
 
-const SHOWCASE_TOOLS: [&str; 5] = ["ask_choice", "demo_feedback", "demo_contact", "demo_upload", "demo_note"];
+const SHOWCASE_TOOLS: [&str; 5] = [ASK_CHOICE, FEEDBACK, CONTACT, UPLOAD, NOTE];
 
 fn call(name: &str, arguments: Value) -> Completion {
     Completion {
@@ -30,7 +30,10 @@ pub(crate) fn showcase(request: &CompletionRequest) -> Option<Completion> {
                 .collect();
             let asked = request.messages.iter().rev().find(|message| message.role == Role::Assistant)?;
             let ours = !asked.tool_calls.is_empty()
-                && asked.tool_calls.iter().all(|call| call.id.starts_with("showcase-") && SHOWCASE_TOOLS.contains(&call.name.as_str()));
+                && asked
+                    .tool_calls
+                    .iter()
+                    .all(|call| call.id.starts_with("showcase-") && SHOWCASE_TOOLS.contains(&call.name.as_str()));
             ours.then(|| Completion { content: format!("Noted. {}", results.join(" ")), tool_calls: Vec::new() })
         }
         Role::User => {
@@ -38,14 +41,14 @@ pub(crate) fn showcase(request: &CompletionRequest) -> Option<Completion> {
             let (command, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
             let rest = rest.trim();
             match command {
-                "/choose" if offered("ask_choice") => Some(call(
-                    "ask_choice",
+                "/choose" if offered(ASK_CHOICE) => Some(call(
+                    ASK_CHOICE,
                     json!({ "question": "Which page should we look at first?", "options": ["Home", "About us", "Contact"] }),
                 )),
-                "/feedback" if offered("demo_feedback") => Some(call("demo_feedback", json!({}))),
-                "/contact" if offered("demo_contact") => Some(call("demo_contact", json!({}))),
-                "/upload" if offered("demo_upload") => Some(call("demo_upload", json!({}))),
-                "/note" if offered("demo_note") && !rest.is_empty() => Some(call("demo_note", json!({ "text": rest }))),
+                "/feedback" if offered(FEEDBACK) => Some(call(FEEDBACK, json!({}))),
+                "/contact" if offered(CONTACT) => Some(call(CONTACT, json!({}))),
+                "/upload" if offered(UPLOAD) => Some(call(UPLOAD, json!({}))),
+                "/note" if offered(NOTE) && !rest.is_empty() => Some(call(NOTE, json!({ "text": rest }))),
                 _ => None,
             }
         }
@@ -55,9 +58,9 @@ pub(crate) fn showcase(request: &CompletionRequest) -> Option<Completion> {
 
 #[cfg(test)]
 mod tests {
+    use runtime::{ChatMessage, ToolDefinition};
+
     use super::*;
-    use crate::message::ChatMessage;
-    use crate::provider::ToolDefinition;
 
     fn offered(names: &[&str]) -> Vec<ToolDefinition> {
         names
@@ -68,7 +71,8 @@ mod tests {
 
     #[test]
     fn a_command_calls_its_tool_only_when_it_is_offered() {
-        let request = CompletionRequest { messages: vec![ChatMessage::user("/note Buy flour")], tools: offered(&["demo_note"]) };
+        let request =
+            CompletionRequest { messages: vec![ChatMessage::user("/note Buy flour")], tools: offered(&["demo_note"]) };
         let completion = showcase(&request).unwrap();
         assert_eq!(completion.tool_calls[0].name, "demo_note");
         assert_eq!(completion.tool_calls[0].arguments, json!({ "text": "Buy flour" }));
@@ -83,7 +87,11 @@ mod tests {
         let mut asked = ChatMessage::assistant("");
         asked.tool_calls = call("ask_choice", json!({})).tool_calls;
         let request = CompletionRequest {
-            messages: vec![ChatMessage::user("/choose"), asked, ChatMessage::tool_result("showcase-ask_choice", "The user picked: Home")],
+            messages: vec![
+                ChatMessage::user("/choose"),
+                asked,
+                ChatMessage::tool_result("showcase-ask_choice", "The user picked: Home"),
+            ],
             tools: offered(&["ask_choice"]),
         };
         assert_eq!(showcase(&request).unwrap().content, "Noted. The user picked: Home");

@@ -3,8 +3,8 @@
 //! page, which shows what a clean page looks like. The blog post is in English, so both languages
 //! of the checks have an example.
 
-use super::store::{ContentError, ContentStore};
-use super::{Block, NewPage};
+use crate::store::{ContentError, ContentStore};
+use crate::{Block, NewPage};
 
 fn heading(level: u8, text: &str) -> Block {
     Block::Heading { level, text: text.to_string() }
@@ -158,9 +158,9 @@ pub async fn seed_if_empty(store: &ContentStore) -> Result<usize, ContentError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::content::analysis::{analyse, propose, PointKind};
-    use crate::content::store::tests::content_store;
-    use crate::content::store::UpdateOutcome;
+    use crate::analysis::{analyse, propose, PointKind};
+    use crate::store::tests::content_store;
+    use crate::store::UpdateOutcome;
 
     #[tokio::test]
     async fn content_seed_inserts_once_only() {
@@ -181,7 +181,7 @@ mod tests {
 
     fn kinds(slug: &str) -> Vec<PointKind> {
         let new = seed_pages().into_iter().find(|page| page.slug == slug).expect("seed page");
-        let page = crate::content::Page {
+        let page = crate::Page {
             id: 1,
             slug: new.slug,
             title: new.title,

@@ -1,0 +1,4 @@
+fn main() {
+    // New migration files must rebuild the crate that embeds them.
+    println!("cargo:rerun-if-changed=../migrations/sqlite/content");
+}

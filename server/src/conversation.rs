@@ -1,0 +1,302 @@
+//! A conversation as the chat's domain sees it: its status, what it waits on, what travels to the
+//! worker, and why it stopped. Typed here; the store turns its rows into these (and refuses a row
+//! it cannot read), and the chat service maps them to `app`'s view models at the edge.
+
+use runtime::{DenialReason, FailureReason};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// The stored status of a conversation. The strings are in the database and must not change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConversationStatus {
+    Idle,
+    /// A turn is being worked on, or an answer or decision travels to the run.
+    Processing,
+    AwaitingApproval,
+    AwaitingInput,
+    Failed,
+}
+
+impl ConversationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversationStatus::Idle => "idle",
+            ConversationStatus::Processing => "processing",
+            ConversationStatus::AwaitingApproval => "awaiting_approval",
+            ConversationStatus::AwaitingInput => "awaiting_input",
+            ConversationStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "idle" => ConversationStatus::Idle,
+            "processing" => ConversationStatus::Processing,
+            "awaiting_approval" => ConversationStatus::AwaitingApproval,
+            "awaiting_input" => ConversationStatus::AwaitingInput,
+            "failed" => ConversationStatus::Failed,
+            _ => return None,
+        })
+    }
+
+    /// Parked on a run that waits for a decision or an answer.
+    pub fn is_waiting(self) -> bool {
+        matches!(self, ConversationStatus::AwaitingApproval | ConversationStatus::AwaitingInput)
+    }
+}
+
+/// Which kind of answer or decision was recorded for the worker (`approval_decision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingDecision {
+    Approve,
+    Deny,
+    Input,
+}
+
+impl PendingDecision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PendingDecision::Approve => "approve",
+            PendingDecision::Deny => "deny",
+            PendingDecision::Input => "input",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "approve" => PendingDecision::Approve,
+            "deny" => PendingDecision::Deny,
+            "input" => PendingDecision::Input,
+            _ => return None,
+        })
+    }
+}
+
+/// An answer or a decision on its way to the run. Present exactly while it travels: the
+/// conversation is `processing` until the worker delivers it or hands it back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recorded {
+    Answer { digest: String, values: Map<String, Value> },
+    Decision { approve: bool, digest: String, reason: Option<DenialReason> },
+}
+
+impl Recorded {
+    pub fn kind(&self) -> PendingDecision {
+        match self {
+            Recorded::Answer { .. } => PendingDecision::Input,
+            Recorded::Decision { approve: true, .. } => PendingDecision::Approve,
+            Recorded::Decision { approve: false, .. } => PendingDecision::Deny,
+        }
+    }
+
+    /// The status the conversation returns to when this is handed back.
+    pub fn waiting_status(&self) -> ConversationStatus {
+        match self {
+            Recorded::Answer { .. } => ConversationStatus::AwaitingInput,
+            Recorded::Decision { .. } => ConversationStatus::AwaitingApproval,
+        }
+    }
+}
+
+/// Why a conversation stopped or why a question or card came back (`error_code`). Codes, not
+/// sentences, are stored, so every reader gets their own language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    // A question handed back.
+    InputStale,
+    InputInvalid,
+    InputNotPermitted,
+    InputAlreadyResuming,
+    InputConfigOff,
+    NotAwaitingInput,
+    InputNotTaken,
+    // A card handed back.
+    StaleTurn,
+    AlreadyResuming,
+    ApproverNotPermitted,
+    /// Also a turn that could not start: the chat's configuration is deactivated.
+    ConfigurationInactive,
+    NotAwaitingApproval,
+    DecisionFailed,
+    /// Either, when no worker took the recorded answer or decision.
+    NotDelivered,
+    // A turn that failed.
+    Run(FailureReason),
+    Cancelled,
+    RunMissing,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InputStale => "input_stale",
+            ErrorCode::InputInvalid => "input_invalid",
+            ErrorCode::InputNotPermitted => "input_not_permitted",
+            ErrorCode::InputAlreadyResuming => "input_already_resuming",
+            ErrorCode::InputConfigOff => "input_config_off",
+            ErrorCode::NotAwaitingInput => "not_awaiting_input",
+            ErrorCode::InputNotTaken => "input_not_taken",
+            ErrorCode::StaleTurn => "stale_turn",
+            ErrorCode::AlreadyResuming => "already_resuming",
+            ErrorCode::ApproverNotPermitted => "approver_not_permitted",
+            ErrorCode::ConfigurationInactive => "configuration_inactive",
+            ErrorCode::NotAwaitingApproval => "not_awaiting_approval",
+            ErrorCode::DecisionFailed => "decision_failed",
+            ErrorCode::NotDelivered => "not_delivered",
+            ErrorCode::Run(reason) => reason.as_str(),
+            ErrorCode::Cancelled => "cancelled",
+            ErrorCode::RunMissing => "run_missing",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Some(match value {
+            "input_stale" => ErrorCode::InputStale,
+            "input_invalid" => ErrorCode::InputInvalid,
+            "input_not_permitted" => ErrorCode::InputNotPermitted,
+            "input_already_resuming" => ErrorCode::InputAlreadyResuming,
+            "input_config_off" => ErrorCode::InputConfigOff,
+            "not_awaiting_input" => ErrorCode::NotAwaitingInput,
+            "input_not_taken" => ErrorCode::InputNotTaken,
+            "stale_turn" => ErrorCode::StaleTurn,
+            "already_resuming" => ErrorCode::AlreadyResuming,
+            "approver_not_permitted" => ErrorCode::ApproverNotPermitted,
+            "configuration_inactive" => ErrorCode::ConfigurationInactive,
+            "not_awaiting_approval" => ErrorCode::NotAwaitingApproval,
+            "decision_failed" => ErrorCode::DecisionFailed,
+            "not_delivered" => ErrorCode::NotDelivered,
+            "cancelled" => ErrorCode::Cancelled,
+            "run_missing" => ErrorCode::RunMissing,
+            "internal" => ErrorCode::Internal,
+            other => ErrorCode::Run(FailureReason::parse(other)?),
+        })
+    }
+}
+
+/// A conversation row, typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    pub id: String,
+    pub user_id: i64,
+    pub title: String,
+    pub status: ConversationStatus,
+    pub error: Option<ErrorCode>,
+    /// The run the conversation's turn is carried by, or waits on.
+    pub run_id: Option<Uuid>,
+    pub recorded: Option<Recorded>,
+    /// The guided skill it was started with; a conversation with a process skill is a process run.
+    pub skill: Option<String>,
+    /// The content page it is about.
+    pub page_id: Option<i64>,
+    pub updated_at: i64,
+}
+
+/// Who wrote a transcript line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageRole {
+    User,
+    Assistant,
+}
+
+impl MessageRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::User => "user",
+            MessageRole::Assistant => "assistant",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "user" => Some(MessageRole::User),
+            "assistant" => Some(MessageRole::Assistant),
+            _ => None,
+        }
+    }
+}
+
+/// Marks the transcript line that carries an answer or a decision, so an undelivered one can be
+/// taken out again when the question or card is handed back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    InputAnswer,
+    Decision,
+}
+
+impl Notice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Notice::InputAnswer => "input_answer",
+            Notice::Decision => "decision",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "input_answer" => Some(Notice::InputAnswer),
+            "decision" => Some(Notice::Decision),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    pub id: i64,
+    pub role: MessageRole,
+    pub content: String,
+    pub notice: Option<Notice>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_reads_back_as_itself_and_unknown_ones_are_refused() {
+        let mut codes = vec![
+            ErrorCode::InputStale,
+            ErrorCode::InputInvalid,
+            ErrorCode::InputNotPermitted,
+            ErrorCode::InputAlreadyResuming,
+            ErrorCode::InputConfigOff,
+            ErrorCode::NotAwaitingInput,
+            ErrorCode::InputNotTaken,
+            ErrorCode::StaleTurn,
+            ErrorCode::AlreadyResuming,
+            ErrorCode::ApproverNotPermitted,
+            ErrorCode::ConfigurationInactive,
+            ErrorCode::NotAwaitingApproval,
+            ErrorCode::DecisionFailed,
+            ErrorCode::NotDelivered,
+            ErrorCode::Cancelled,
+            ErrorCode::RunMissing,
+            ErrorCode::Internal,
+        ];
+        codes.extend(
+            [FailureReason::ProviderFailed, FailureReason::StateUnreadable, FailureReason::StoreFailed]
+                .map(ErrorCode::Run),
+        );
+        for code in codes {
+            assert_eq!(ErrorCode::parse(code.as_str()), Some(code));
+        }
+        assert_eq!(ErrorCode::parse("from_a_newer_version"), None);
+        for status in [
+            ConversationStatus::Idle,
+            ConversationStatus::Processing,
+            ConversationStatus::AwaitingApproval,
+            ConversationStatus::AwaitingInput,
+            ConversationStatus::Failed,
+        ] {
+            assert_eq!(ConversationStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(ConversationStatus::parse("paused"), None);
+        for decision in [PendingDecision::Approve, PendingDecision::Deny, PendingDecision::Input] {
+            assert_eq!(PendingDecision::parse(decision.as_str()), Some(decision));
+        }
+        assert_eq!(MessageRole::parse("system"), None);
+        assert_eq!(Notice::parse(Notice::Decision.as_str()), Some(Notice::Decision));
+    }
+}
