@@ -77,3 +77,61 @@ ensure_wasm_opt() {
   fi
   export PATH="$ROOT/.tools/npm/node_modules/.bin:$PATH"
 }
+
+# A throw-away PostgreSQL cluster for the tests, in target/postgres, on a local port. It keeps
+# running after the tests (the next run reuses it); `scripts/postgres stop` ends it. Durability is
+# switched off: nothing in it outlives the tests.
+PG_PORT="${TOURGUIDE_PG_PORT:-55432}"
+PG_DIR="$ROOT/target/postgres"
+
+postgres_bin() {
+  ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+# Runs a PostgreSQL program as the user that owns the cluster: it refuses to run as root.
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+ensure_postgres() {
+  export TOURGUIDE_TEST_POSTGRES="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+  local bin
+  bin="$(postgres_bin)"
+  if [ -z "$bin" ]; then
+    step "installing Debian's postgresql"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
+    bin="$(postgres_bin)"
+  fi
+  if "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then
+    return
+  fi
+  mkdir -p "$PG_DIR"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres "$PG_DIR"; fi
+  if [ ! -f "$PG_DIR/data/PG_VERSION" ]; then
+    step "creating a throw-away PostgreSQL cluster in target/postgres"
+    as_postgres "$bin/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
+  fi
+  step "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+  as_postgres "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -s start \
+    -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -k $PG_DIR -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+}
+
+# Drops the databases earlier test runs left on the cluster (one per test, named tg_…).
+drop_scratch_databases() {
+  local bin
+  bin="$(postgres_bin)"
+  "$bin/psql" -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -Atc \
+    "SELECT datname FROM pg_database WHERE datname LIKE 'tg\_%'" |
+    while read -r name; do
+      "$bin/psql" -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "DROP DATABASE \"$name\" WITH (FORCE)" >/dev/null
+    done
+}
+
+stop_postgres() {
+  local bin
+  bin="$(postgres_bin)"
+  if [ -n "$bin" ] && [ -f "$PG_DIR/data/postmaster.pid" ]; then
+    as_postgres "$bin/pg_ctl" -D "$PG_DIR/data" -w -s stop -m fast
+  fi
+}

@@ -12,7 +12,7 @@ const ATTEMPTS: usize = 3;
 
 /// The migrations of the content's tables.
 pub fn migrations() -> Migrations {
-    Migrations::new(sqlx::migrate!("../migrations/sqlite/content"))
+    Migrations::new(sqlx::migrate!("../migrations/sqlite/content"), sqlx::migrate!("../migrations/postgres/content"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -100,7 +100,7 @@ impl ContentStore {
     }
 
     pub async fn page(&self, id: i64) -> Result<Option<Page>, ContentError> {
-        let row: Option<PageRow> = on!(&self.db, pool => sqlx::query_as(select_page!("WHERE id = ?"))
+        let row: Option<PageRow> = on!(&self.db, pool => sqlx::query_as(select_page!("WHERE id = $1"))
             .bind(id)
             .fetch_optional(pool)
             .await)?;
@@ -108,7 +108,7 @@ impl ContentStore {
     }
 
     pub async fn page_by_slug(&self, slug: &str) -> Result<Option<Page>, ContentError> {
-        let row: Option<PageRow> = on!(&self.db, pool => sqlx::query_as(select_page!("WHERE slug = ?"))
+        let row: Option<PageRow> = on!(&self.db, pool => sqlx::query_as(select_page!("WHERE slug = $1"))
             .bind(slug)
             .fetch_optional(pool)
             .await)?;
@@ -121,7 +121,7 @@ impl ContentStore {
         let blocks = encode(&new.blocks)?;
         Ok(on!(&self.db, pool => sqlx::query_scalar(
             "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
-             VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING id",
+             VALUES ($1, $2, $3, $4, 1, $5, $6) RETURNING id",
         )
         .bind(&new.slug)
         .bind(new.title.trim())
@@ -133,8 +133,9 @@ impl ContentStore {
         .await)?)
     }
 
-    /// Inserts the pages only if there are none yet, all or nothing. `BEGIN IMMEDIATE` takes the
-    /// write lock before counting, so two servers starting on one file cannot both seed.
+    /// Inserts the pages only if there are none yet, all or nothing. The count is taken under a
+    /// lock that two starting servers cannot both hold (SQLite: `BEGIN IMMEDIATE`, the write lock;
+    /// PostgreSQL: a table lock that conflicts with itself), so they cannot both seed.
     pub async fn insert_if_empty(&self, pages: &[NewPage]) -> Result<usize, ContentError> {
         let mut encoded = Vec::with_capacity(pages.len());
         for page in pages {
@@ -142,29 +143,41 @@ impl ContentStore {
             encoded.push(encode(&page.blocks)?);
         }
         let at = now();
-        on!(&self.db, pool => {
-            let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages").fetch_one(&mut *tx).await?;
-            if count > 0 {
-                tx.rollback().await?;
-                return Ok(0);
+        macro_rules! seed {
+            ($tx:ident) => {{
+                let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pages").fetch_one(&mut *$tx).await?;
+                if count > 0 {
+                    $tx.rollback().await?;
+                    return Ok(0);
+                }
+                for (page, blocks) in pages.iter().zip(&encoded) {
+                    sqlx::query(
+                        "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
+                         VALUES ($1, $2, $3, $4, 1, $5, $6)",
+                    )
+                    .bind(&page.slug)
+                    .bind(page.title.trim())
+                    .bind(page.description.trim())
+                    .bind(blocks)
+                    .bind(at)
+                    .bind(at)
+                    .execute(&mut *$tx)
+                    .await?;
+                }
+                $tx.commit().await?;
+            }};
+        }
+        match &self.db {
+            Db::Sqlite(pool) => {
+                let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                seed!(tx);
             }
-            for (page, blocks) in pages.iter().zip(&encoded) {
-                sqlx::query(
-                    "INSERT INTO pages (slug, title, description, blocks, version, created_at, updated_at)
-                     VALUES (?, ?, ?, ?, 1, ?, ?)",
-                )
-                .bind(&page.slug)
-                .bind(page.title.trim())
-                .bind(page.description.trim())
-                .bind(blocks)
-                .bind(at)
-                .bind(at)
-                .execute(&mut *tx)
-                .await?;
+            Db::Postgres(pool) => {
+                let mut tx = pool.begin().await?;
+                sqlx::query("LOCK TABLE pages IN SHARE ROW EXCLUSIVE MODE").execute(&mut *tx).await?;
+                seed!(tx);
             }
-            tx.commit().await?;
-        });
+        }
         Ok(pages.len())
     }
 
@@ -208,8 +221,8 @@ impl ContentStore {
             let at = now();
             let blocks = encode(&page.blocks)?;
             let written = on!(&self.db, pool => sqlx::query(
-                "UPDATE pages SET title = ?, description = ?, blocks = ?, version = version + 1, updated_at = ?
-                 WHERE id = ? AND version = ?",
+                "UPDATE pages SET title = $1, description = $2, blocks = $3, version = version + 1, updated_at = $4
+                 WHERE id = $5 AND version = $6",
             )
             .bind(&page.title)
             .bind(&page.description)
@@ -239,9 +252,13 @@ pub(crate) mod tests {
     use super::*;
     use crate::BlockKind;
 
-    /// A fresh in-memory database with the content's tables.
+    /// A fresh database with the content's tables: in memory, or a new PostgreSQL database when
+    /// `TOURGUIDE_TEST_POSTGRES` names a server.
     pub(crate) async fn content_store() -> ContentStore {
-        let db = Db::in_memory().await.expect("in-memory database");
+        let db = match db::scratch_postgres().await.expect("a scratch PostgreSQL database") {
+            Some(url) => Db::open_postgres(&url).await.expect("PostgreSQL"),
+            None => Db::in_memory().await.expect("in-memory database"),
+        };
         db.migrate(&migrations()).await.expect("migrations");
         ContentStore::new(db)
     }
@@ -371,7 +388,7 @@ pub(crate) mod tests {
     #[tokio::test]
     async fn content_store_reports_corrupt_blocks() {
         let (store, id) = with_sample().await;
-        on!(&store.db, pool => sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = ?")
+        on!(&store.db, pool => sqlx::query("UPDATE pages SET blocks = 'not json' WHERE id = $1")
             .bind(id)
             .execute(pool)
             .await

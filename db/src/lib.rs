@@ -1,16 +1,18 @@
-//! The database handle every store shares.
+//! The database handle every store shares: SQLite (the embedded default) or PostgreSQL (for
+//! several processes on one database).
 //!
 //! One place decides how a connection is made (so tests run with the settings production uses),
 //! what time a row is stamped with, and how the schema comes about: each store owns the
-//! migrations of its own tables and applies them through [`Db::migrate`]. The stores dispatch on
-//! the handle with [`on!`], so the SQL stays in the module that owns it while a second backend can
-//! come in behind the handle.
+//! migrations of its own tables, one set per backend, and applies them through [`Db::migrate`].
+//! The stores dispatch on the handle with [`on!`]: the same store code is compiled for each
+//! backend, and where the SQL must differ the store keeps both versions side by side.
 
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
 
 /// Connections per pool. SQLite writes one at a time anyway; readers run beside the writer (WAL).
@@ -32,22 +34,70 @@ pub enum DbError {
 #[derive(Clone, Debug)]
 pub enum Db {
     Sqlite(SqlitePool),
+    Postgres(PgPool),
 }
 
-/// The migrations of one owner's tables (the chat's, the runtime's, the content's).
+/// Which database the handle talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Where the database is: a SQLite file, or a PostgreSQL server named by a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(std::path::PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    /// A `postgres://` or `postgresql://` URL is a PostgreSQL server; anything else is a file.
+    pub fn parse(text: &str) -> Location {
+        let trimmed = text.trim();
+        let lower = trimmed.to_ascii_lowercase();
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            Location::Postgres(trimmed.to_string())
+        } else {
+            Location::Sqlite(std::path::PathBuf::from(text))
+        }
+    }
+
+    /// For logs: the file, or the server and database without credentials.
+    pub fn describe(&self) -> String {
+        match self {
+            Location::Sqlite(path) => format!("SQLite {}", path.display()),
+            Location::Postgres(url) => match url.parse::<PgConnectOptions>() {
+                Ok(options) => format!(
+                    "PostgreSQL {}:{}/{}",
+                    options.get_host(),
+                    options.get_port(),
+                    options.get_database().unwrap_or_default()
+                ),
+                Err(_) => "PostgreSQL".to_string(),
+            },
+        }
+    }
+}
+
+/// The migrations of one owner's tables (the chat's, the runtime's, the content's), one set per
+/// backend.
 ///
 /// The owners share one database and one table of applied migrations, so each set ignores the
 /// versions the others applied; version numbers are unique across the sets.
 #[derive(Debug)]
 pub struct Migrations {
     sqlite: Migrator,
+    postgres: Migrator,
 }
 
 impl Migrations {
-    /// Built from `sqlx::migrate!("../migrations/sqlite/OWNER")` in the owning crate.
-    pub fn new(mut sqlite: Migrator) -> Self {
+    /// Built from `sqlx::migrate!("../migrations/sqlite/OWNER")` and
+    /// `sqlx::migrate!("../migrations/postgres/OWNER")` in the owning crate.
+    pub fn new(mut sqlite: Migrator, mut postgres: Migrator) -> Self {
         sqlite.set_ignore_missing(true);
-        Migrations { sqlite }
+        postgres.set_ignore_missing(true);
+        Migrations { sqlite, postgres }
     }
 }
 
@@ -73,6 +123,28 @@ pub fn now() -> i64 {
 }
 
 impl Db {
+    /// Opens the database at `location`.
+    pub async fn open(location: &Location) -> Result<Db, DbError> {
+        match location {
+            Location::Sqlite(path) => Db::open_sqlite(path).await,
+            Location::Postgres(url) => Db::open_postgres(url).await,
+        }
+    }
+
+    /// Connects to a PostgreSQL database; it must exist (the migrations create the tables).
+    pub async fn open_postgres(url: &str) -> Result<Db, DbError> {
+        let options: PgConnectOptions = url.parse()?;
+        let pool = PgPoolOptions::new().max_connections(POOL_SIZE).connect_with(options).await?;
+        Ok(Db::Postgres(pool))
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
     /// Opens (creating if needed) the SQLite file and its folder.
     pub async fn open_sqlite(path: &Path) -> Result<Db, DbError> {
         if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
@@ -94,6 +166,7 @@ impl Db {
     pub async fn migrate(&self, migrations: &Migrations) -> Result<(), DbError> {
         match self {
             Db::Sqlite(pool) => migrations.sqlite.run(pool).await?,
+            Db::Postgres(pool) => migrations.postgres.run(pool).await?,
         }
         Ok(())
     }
@@ -102,8 +175,42 @@ impl Db {
     pub async fn close(&self) {
         match self {
             Db::Sqlite(pool) => pool.close().await,
+            Db::Postgres(pool) => pool.close().await,
         }
     }
+}
+
+/// The environment variable that points tests at a PostgreSQL server they may create databases on
+/// (`scripts/test` starts a throw-away one). Unset, tests use SQLite files.
+pub const TEST_POSTGRES: &str = "TOURGUIDE_TEST_POSTGRES";
+
+/// For tests: a fresh, empty database on the PostgreSQL server named by `TOURGUIDE_TEST_POSTGRES`
+/// (`None` when it is unset), as the URL of that database.
+pub async fn scratch_postgres() -> Result<Option<String>, DbError> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let Ok(admin) = std::env::var(TEST_POSTGRES) else { return Ok(None) };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|elapsed| elapsed.subsec_nanos())
+        .unwrap_or_default();
+    let count = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("tg_{}_{count}_{nanos}", std::process::id());
+    let options: PgConnectOptions = admin.parse()?;
+    let mut connection = <sqlx::PgConnection as sqlx::Connection>::connect_with(&options).await?;
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut connection).await?;
+    <sqlx::PgConnection as sqlx::Connection>::close(connection).await?;
+    Ok(Some(with_database(&admin, &name)))
+}
+
+/// The URL with its database (the path) replaced, query kept.
+fn with_database(url: &str, name: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+    let (authority, tail) = match rest.find('/') {
+        Some(slash) => (&rest[..slash], &rest[slash + 1..]),
+        None => (rest, ""),
+    };
+    let query = tail.split_once('?').map(|(_, query)| format!("?{query}")).unwrap_or_default();
+    format!("{scheme}://{authority}/{name}{query}")
 }
 
 /// Runs `$body` with `$pool` bound to the handle's concrete pool. The body is compiled once per
@@ -114,6 +221,7 @@ macro_rules! on {
     ($db:expr, $pool:ident => $body:expr) => {
         match $db {
             $crate::Db::Sqlite($pool) => $body,
+            $crate::Db::Postgres($pool) => $body,
         }
     };
 }
@@ -137,6 +245,21 @@ mod tests {
         assert_eq!(synchronous, 1, "NORMAL");
         assert_eq!(foreign_keys, 1);
         assert_eq!(timeout, 10_000);
+    }
+
+    #[test]
+    fn a_url_names_a_server_and_anything_else_a_file() {
+        assert_eq!(Location::parse("postgres://u:secret@db:5433/app").describe(), "PostgreSQL db:5433/app");
+        assert!(matches!(Location::parse("POSTGRESQL://localhost/app"), Location::Postgres(_)));
+        assert_eq!(Location::parse("./data/tourguide.db"), Location::Sqlite("./data/tourguide.db".into()));
+        assert!(!Location::parse("postgres://u:secret@db/app").describe().contains("secret"));
+    }
+
+    #[test]
+    fn a_scratch_url_keeps_the_server_and_names_the_new_database() {
+        assert_eq!(with_database("postgres://u@127.0.0.1:55432/postgres", "tg_1"), "postgres://u@127.0.0.1:55432/tg_1");
+        assert_eq!(with_database("postgres://u@h/postgres?sslmode=disable", "x"), "postgres://u@h/x?sslmode=disable");
+        assert_eq!(with_database("postgresql://h:5", "x"), "postgresql://h:5/x");
     }
 
     #[test]

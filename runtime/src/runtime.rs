@@ -22,7 +22,8 @@ use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeSettings {
-    /// How long an executing segment owns its run without a heartbeat.
+    /// How long an executing segment owns its run without a heartbeat. A segment renews it every
+    /// third of it while it runs, so this is how long a dead worker's run waits to be taken over.
     pub lease_seconds: i64,
     /// How often a run may go back to the queue (reaped or a retryable provider failure).
     pub max_requeues: u32,
@@ -34,7 +35,7 @@ pub struct RuntimeSettings {
 impl Default for RuntimeSettings {
     fn default() -> Self {
         RuntimeSettings {
-            lease_seconds: 900,
+            lease_seconds: 30,
             max_requeues: 3,
             retry_backoff_seconds: 30,
             max_retry_backoff_seconds: 600,
@@ -166,8 +167,8 @@ impl Runtime {
             let outcome = self.settle_failed(&record, &token, FailureReason::StateUnreadable).await;
             return Ok(Some(RunResult { run_id, outcome, messages: Vec::new() }));
         };
-        let mut segment = self.segment(&record, token, messages);
-        let end = segment.run().await;
+        let mut segment = self.segment(&record, token.clone(), messages);
+        let end = self.leased(run_id, &token, segment.run()).await;
         Ok(Some(self.conclude(&record, segment, end).await))
     }
 
@@ -211,8 +212,8 @@ impl Runtime {
         .await;
         let verdict =
             Verdict { approved: decision.approved(), decided_by: actor.user_id, reason: decision.denial_reason() };
-        let mut segment = self.segment(&fresh, token, Vec::new());
-        let end = segment.resume_approval(state, verdict).await;
+        let mut segment = self.segment(&fresh, token.clone(), Vec::new());
+        let end = self.leased(run_id, &token, segment.resume_approval(state, verdict)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
 
@@ -260,8 +261,8 @@ impl Runtime {
         }
         // Never the values: they are the user's content.
         self.event(run_id, EventKind::Input, state.rounds, json!({ "submitted_by": actor.user_id })).await;
-        let mut segment = self.segment(&fresh, token, Vec::new());
-        let end = segment.resume_input(state, &submission.values).await;
+        let mut segment = self.segment(&fresh, token.clone(), Vec::new());
+        let end = self.leased(run_id, &token, segment.resume_input(state, &submission.values)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
 
@@ -368,8 +369,15 @@ impl Runtime {
                 let reason = FailureReason::RetriesExhausted.as_str();
                 (self.store.dead_letter_stale(stale.id, now, reason).await?, false, reason)
             } else {
-                // The backoff runs on the wall clock: `now` only says which leases count as expired.
-                let delay = if backoff { self.settings.backoff(stale.requeue_count) } else { 0 };
+                // A run whose lease ran out has waited a whole lease already: the first takeover is
+                // due at once, so another worker carries a dead worker's run on. Runs that keep
+                // losing their segment back off. The backoff runs on the wall clock: `now` only
+                // says which leases count as expired.
+                let delay = match stale.requeue_count {
+                    0 => 0,
+                    _ if !backoff => 0,
+                    count => self.settings.backoff(count - 1),
+                };
                 let available_at = db::now().saturating_add(delay);
                 (self.store.requeue_stale(stale.id, now, available_at).await?, true, "lease_expired")
             };
@@ -404,6 +412,26 @@ impl Runtime {
 
     fn lease_until(&self) -> i64 {
         now().saturating_add(self.settings.lease_seconds)
+    }
+
+    /// Drives a segment while renewing its lease every third of it, so a lease can be short: a
+    /// long model call is not a dead worker. The renewals end with the segment; a segment that
+    /// lost its run meanwhile notices at its next step, as it would without them.
+    async fn leased<F: std::future::Future>(&self, run_id: Uuid, token: &str, segment: F) -> F::Output {
+        let seconds = u64::try_from(self.settings.lease_seconds.max(1)).unwrap_or(u64::MAX);
+        let every = std::time::Duration::from_millis(seconds.saturating_mul(1000) / 3);
+        let renewals = async {
+            loop {
+                tokio::time::sleep(every).await;
+                if let Err(error) = self.store.heartbeat(run_id, token, self.lease_until()).await {
+                    tracing::warn!(run = %run_id, %error, "could not renew the lease");
+                }
+            }
+        };
+        tokio::select! {
+            end = segment => end,
+            () = renewals => unreachable!("the renewals never end"),
+        }
     }
 
     async fn event(&self, run_id: Uuid, kind: EventKind, round: u32, payload: serde_json::Value) {

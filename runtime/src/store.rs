@@ -12,7 +12,7 @@ use crate::tool::ToolEffect;
 
 /// The migrations of the runtime's tables: runs, their events, and configurations.
 pub fn migrations() -> Migrations {
-    Migrations::new(sqlx::migrate!("../migrations/sqlite/runtime"))
+    Migrations::new(sqlx::migrate!("../migrations/sqlite/runtime"), sqlx::migrate!("../migrations/postgres/runtime"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -159,8 +159,9 @@ pub(crate) struct Store {
     db: Db,
 }
 
-/// How often an event append retries after another writer took the same sequence number.
-const EVENT_ATTEMPTS: usize = 5;
+/// How often an event append retries after another writer took the same sequence number. Each
+/// collision means another append went in, so with N writers at once N tries always suffice.
+const EVENT_ATTEMPTS: usize = 32;
 
 fn won(rows_affected: u64) -> bool {
     rows_affected == 1
@@ -176,7 +177,7 @@ impl Store {
         on!(&self.db, pool => sqlx::query(
             "INSERT INTO runs (id, status, owner_user_id, owner_admin, configuration, process, allowed_tools,
                                max_rounds, checkpoint, created_at, updated_at)
-             VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10)",
         )
         .bind(run.id.to_string())
         .bind(run.owner_user_id)
@@ -199,7 +200,7 @@ impl Store {
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
                     rounds, truncated, termination_reason, answer, created_at, started_at, finished_at
-             FROM runs WHERE id = ?",
+             FROM runs WHERE id = $1",
         )
         .bind(id.to_string())
         .fetch_optional(pool)
@@ -208,7 +209,7 @@ impl Store {
     }
 
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
-        let status: Option<String> = on!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = ?")
+        let status: Option<String> = on!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = $1")
             .bind(id.to_string())
             .fetch_optional(pool)
             .await)?;
@@ -219,9 +220,9 @@ impl Store {
     pub async fn claim_queued(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
         let now = now();
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'running', claimed_by = ?, lease_expires = ?, pending_effect = NULL,
-                             started_at = COALESCE(started_at, ?), updated_at = ?
-             WHERE id = ? AND status = 'queued' AND available_at <= ?",
+            "UPDATE runs SET status = 'running', claimed_by = $1, lease_expires = $2, pending_effect = NULL,
+                             started_at = COALESCE(started_at, $3), updated_at = $4
+             WHERE id = $5 AND status = 'queued' AND available_at <= $6",
         )
         .bind(token)
         .bind(lease_until)
@@ -245,8 +246,8 @@ impl Store {
         lease_until: i64,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'running', claimed_by = ?, lease_expires = ?, updated_at = ?
-             WHERE id = ? AND status = ?",
+            "UPDATE runs SET status = 'running', claimed_by = $1, lease_expires = $2, updated_at = $3
+             WHERE id = $4 AND status = $5",
         )
         .bind(token)
         .bind(lease_until)
@@ -262,8 +263,8 @@ impl Store {
     /// RUNNING → the waiting status it was claimed from, after a refusal that came after the claim.
     pub async fn release(&self, id: Uuid, token: &str, to: RunStatus) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = ?, claimed_by = NULL, lease_expires = 0, updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ? AND suspended_state IS NOT NULL",
+            "UPDATE runs SET status = $1, claimed_by = NULL, lease_expires = 0, updated_at = $2
+             WHERE id = $3 AND status = 'running' AND claimed_by = $4 AND suspended_state IS NOT NULL",
         )
         .bind(to.as_str())
         .bind(now())
@@ -278,7 +279,7 @@ impl Store {
     /// Renews the lease; false if the segment no longer owns a running run (cancelled or reaped).
     pub async fn heartbeat(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET lease_expires = ?, updated_at = ? WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            "UPDATE runs SET lease_expires = $1, updated_at = $2 WHERE id = $3 AND status = 'running' AND claimed_by = $4",
         )
         .bind(lease_until)
         .bind(now())
@@ -300,8 +301,8 @@ impl Store {
         lease_until: i64,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET checkpoint = ?, rounds = ?, lease_expires = ?, updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            "UPDATE runs SET checkpoint = $1, rounds = $2, lease_expires = $3, updated_at = $4
+             WHERE id = $5 AND status = 'running' AND claimed_by = $6",
         )
         .bind(checkpoint)
         .bind(i64::from(rounds))
@@ -325,8 +326,8 @@ impl Store {
         lease_until: i64,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET pending_effect = ?, lease_expires = ?, updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            "UPDATE runs SET pending_effect = $1, lease_expires = $2, updated_at = $3
+             WHERE id = $4 AND status = 'running' AND claimed_by = $5",
         )
         .bind(effect.as_str())
         .bind(lease_until)
@@ -341,8 +342,8 @@ impl Store {
 
     pub async fn clear_effect(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET pending_effect = NULL, lease_expires = ?, updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            "UPDATE runs SET pending_effect = NULL, lease_expires = $1, updated_at = $2
+             WHERE id = $3 AND status = 'running' AND claimed_by = $4",
         )
         .bind(lease_until)
         .bind(now())
@@ -364,9 +365,9 @@ impl Store {
         rounds: u32,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = ?, suspended_state = ?, rounds = ?, claimed_by = NULL, lease_expires = 0,
-                             pending_effect = NULL, updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+            "UPDATE runs SET status = $1, suspended_state = $2, rounds = $3, claimed_by = NULL, lease_expires = 0,
+                             pending_effect = NULL, updated_at = $4
+             WHERE id = $5 AND status = 'running' AND claimed_by = $6",
         )
         .bind(to.as_str())
         .bind(state)
@@ -385,10 +386,10 @@ impl Store {
     pub async fn finish_owned(&self, id: Uuid, token: &str, settle: Settle<'_>) -> Result<bool, StoreError> {
         let now = now();
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = ?, termination_reason = ?, answer = ?, rounds = COALESCE(?, rounds), truncated = ?,
+            "UPDATE runs SET status = $1, termination_reason = $2, answer = $3, rounds = COALESCE($4, rounds), truncated = $5,
                              suspended_state = NULL, checkpoint = NULL, claimed_by = NULL, lease_expires = 0,
-                             pending_effect = NULL, finished_at = ?, updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+                             pending_effect = NULL, finished_at = $6, updated_at = $7
+             WHERE id = $8 AND status = 'running' AND claimed_by = $9",
         )
         .bind(settle.status.as_str())
         .bind(settle.reason)
@@ -411,8 +412,8 @@ impl Store {
         let now = now();
         let result = on!(&self.db, pool => sqlx::query(sqlx::AssertSqlSafe(format!(
             "UPDATE runs SET status = 'cancelled', termination_reason = 'cancelled', suspended_state = NULL,
-                             checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
-             WHERE id = ? AND status IN {NOT_TERMINAL}"
+                             checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = $1, updated_at = $2
+             WHERE id = $3 AND status IN {NOT_TERMINAL}"
         )))
         .bind(now)
         .bind(now)
@@ -428,8 +429,8 @@ impl Store {
         let now = now();
         let result = on!(&self.db, pool => sqlx::query(
             "UPDATE runs SET status = 'cancelled', termination_reason = 'cancelled', suspended_state = NULL,
-                             checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
-             WHERE id = ? AND status IN ('waiting_for_approval', 'waiting_for_input')",
+                             checkpoint = NULL, claimed_by = NULL, lease_expires = 0, finished_at = $1, updated_at = $2
+             WHERE id = $3 AND status IN ('waiting_for_approval', 'waiting_for_input')",
         )
         .bind(now)
         .bind(now)
@@ -443,10 +444,10 @@ impl Store {
     /// A failing segment hands its run back to the queue (owner-guarded).
     pub async fn requeue_owned(&self, id: Uuid, token: &str, available_at: i64) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
+            "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = $1,
                              claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
-                             updated_at = ?
-             WHERE id = ? AND status = 'running' AND claimed_by = ?",
+                             updated_at = $2
+             WHERE id = $3 AND status = 'running' AND claimed_by = $4",
         )
         .bind(available_at)
         .bind(now())
@@ -461,7 +462,7 @@ impl Store {
     pub async fn stale_running(&self, now: i64) -> Result<Vec<StaleRun>, StoreError> {
         let rows: Vec<(String, i64, Option<String>)> = on!(&self.db, pool => sqlx::query_as(
             "SELECT id, requeue_count, pending_effect FROM runs
-             WHERE status = 'running' AND lease_expires > 0 AND lease_expires < ? ORDER BY lease_expires",
+             WHERE status = 'running' AND lease_expires > 0 AND lease_expires < $1 ORDER BY lease_expires",
         )
         .bind(now)
         .fetch_all(pool)
@@ -483,10 +484,10 @@ impl Store {
     /// `cutoff` decides which leases count as expired; the row's own times are the wall clock's.
     pub async fn requeue_stale(&self, id: Uuid, cutoff: i64, available_at: i64) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = ?,
+            "UPDATE runs SET status = 'queued', requeue_count = requeue_count + 1, available_at = $1,
                              claimed_by = NULL, lease_expires = 0, pending_effect = NULL, suspended_state = NULL,
-                             updated_at = ?
-             WHERE id = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?
+                             updated_at = $2
+             WHERE id = $3 AND status = 'running' AND lease_expires > 0 AND lease_expires < $4
                AND (pending_effect IS NULL OR pending_effect <> 'non_idempotent_write')",
         )
         .bind(available_at)
@@ -502,9 +503,9 @@ impl Store {
     pub async fn dead_letter_stale(&self, id: Uuid, cutoff: i64, reason: &str) -> Result<bool, StoreError> {
         let at = now();
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'failed', termination_reason = ?, suspended_state = NULL, checkpoint = NULL,
-                             claimed_by = NULL, lease_expires = 0, finished_at = ?, updated_at = ?
-             WHERE id = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?",
+            "UPDATE runs SET status = 'failed', termination_reason = $1, suspended_state = NULL, checkpoint = NULL,
+                             claimed_by = NULL, lease_expires = 0, finished_at = $2, updated_at = $3
+             WHERE id = $4 AND status = 'running' AND lease_expires > 0 AND lease_expires < $5",
         )
         .bind(reason)
         .bind(at)
@@ -519,7 +520,7 @@ impl Store {
 
     pub async fn due_queued(&self, now: i64, limit: u32) -> Result<Vec<Uuid>, StoreError> {
         let ids: Vec<String> = on!(&self.db, pool => sqlx::query_scalar(
-            "SELECT id FROM runs WHERE status = 'queued' AND available_at <= ? ORDER BY created_at, id LIMIT ?",
+            "SELECT id FROM runs WHERE status = 'queued' AND available_at <= $1 ORDER BY created_at, id LIMIT $2",
         )
         .bind(now)
         .bind(i64::from(limit))
@@ -545,7 +546,7 @@ impl Store {
             attempt += 1;
             let inserted = on!(&self.db, pool => sqlx::query(
                 "INSERT INTO run_events (run_id, sequence, kind, round, payload, created_at)
-                 SELECT ?, COALESCE(MAX(sequence) + 1, 0), ?, ?, ?, ? FROM run_events WHERE run_id = ?",
+                 SELECT $1, COALESCE(MAX(sequence) + 1, 0), $2, $3, $4, $5 FROM run_events WHERE run_id = $6",
             )
             .bind(&run_id)
             .bind(kind.as_str())
@@ -567,7 +568,7 @@ impl Store {
     pub async fn events(&self, id: Uuid, after_sequence: i64) -> Result<Vec<RunEvent>, StoreError> {
         let rows: Vec<EventRow> = on!(&self.db, pool => sqlx::query_as(
             "SELECT sequence, kind, round, payload, created_at FROM run_events
-             WHERE run_id = ? AND sequence > ? ORDER BY sequence",
+             WHERE run_id = $1 AND sequence > $2 ORDER BY sequence",
         )
         .bind(id.to_string())
         .bind(after_sequence)
@@ -591,7 +592,7 @@ impl Store {
     }
 
     pub async fn configuration_active(&self, name: &str) -> Result<bool, StoreError> {
-        let active: Option<bool> = on!(&self.db, pool => sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = ?")
+        let active: Option<bool> = on!(&self.db, pool => sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
             .await)?;
@@ -600,7 +601,7 @@ impl Store {
 
     pub async fn set_configuration_active(&self, name: &str, active: bool) -> Result<(), StoreError> {
         on!(&self.db, pool => sqlx::query(
-            "INSERT INTO run_configurations (name, active, updated_at) VALUES (?, ?, ?)
+            "INSERT INTO run_configurations (name, active, updated_at) VALUES ($1, $2, $3)
              ON CONFLICT (name) DO UPDATE SET active = excluded.active, updated_at = excluded.updated_at",
         )
         .bind(name)
@@ -610,5 +611,56 @@ impl Store {
         .await
         .map(|done| done.rows_affected()))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On the database the tests run on: a SQLite file, or PostgreSQL when
+    /// `TOURGUIDE_TEST_POSTGRES` names a server (there the appends really collide).
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = match db::scratch_postgres().await.unwrap() {
+            Some(url) => Db::open_postgres(&url).await.unwrap(),
+            None => Db::open_sqlite(&dir.path().join("events.sqlite")).await.unwrap(),
+        };
+        db.migrate(&migrations()).await.unwrap();
+        (dir, Store::new(db))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn events_of_many_writers_at_once_get_distinct_increasing_sequences() {
+        let (_dir, store) = store().await;
+        let id = Uuid::new_v4();
+        let run = NewRun {
+            id,
+            owner_user_id: 1,
+            owner_admin: false,
+            configuration: "default",
+            process: false,
+            allowed_tools: None,
+            max_rounds: 5,
+            checkpoint: "[]".into(),
+        };
+        store.insert_queued(run).await.unwrap();
+        let writers: Vec<_> = (0..40)
+            .map(|n| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store.append_event(id, EventKind::Tool, n, &serde_json::json!({ "writer": n })).await
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap().unwrap();
+        }
+        let events = store.events(id, -1).await.unwrap();
+        let sequences: Vec<i64> = events.iter().map(|event| event.sequence).collect();
+        assert_eq!(sequences, (0..40).collect::<Vec<i64>>());
+        let mut writers: Vec<u64> = events.iter().map(|event| event.payload["writer"].as_u64().unwrap()).collect();
+        writers.sort_unstable();
+        assert_eq!(writers, (0..40).collect::<Vec<u64>>(), "every append landed once");
     }
 }

@@ -1,108 +1,160 @@
-//! Configuration from the command line and the environment, command line first.
+//! Configuration from the command line and the environment, command line first. `clap` reads the
+//! command line; the environment is layered under it here, so both can be tested without touching
+//! the process environment.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use db::Location;
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub database_path: PathBuf,
+    pub database: Location,
     pub address: SocketAddr,
     pub site_root: String,
     /// Password for the demo user created on first start; random (and printed) when unset.
     pub demo_password: Option<String>,
     /// Off for a web-only process when another process runs the background worker.
     pub worker: bool,
+    /// Off for a worker-only process: no HTTP listener.
+    pub web: bool,
+    /// How long work a worker holds stays its own without a heartbeat: after a worker dies, this
+    /// long passes before another worker (or the restarted one) carries its work on.
+    pub lease: Duration,
 }
+
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {
-    #[error("unknown argument '{0}' (try --help)")]
-    UnknownArgument(String),
-    #[error("'{0}' needs a value")]
-    MissingValue(String),
+    /// clap's own sentence for a malformed command line (unknown option, missing value).
+    #[error("{0}")]
+    Usage(String),
     #[error("'{value}' is not a valid address for {name} (expected e.g. 127.0.0.1:3000)")]
     BadAddress { name: String, value: String },
     #[error("'{value}' is not a valid value for {name} (expected on or off)")]
     BadSwitch { name: String, value: String },
     #[error("{name} must not be empty")]
     Empty { name: String },
+    #[error("'{0}' is not a usable PostgreSQL URL (expected e.g. postgres://user:password@host:5432/tourguide)")]
+    BadDatabaseUrl(String),
+    #[error("'{0}' is not a valid lease (expected a number of seconds from 1 to 3600)")]
+    BadLease(String),
+    #[error("with --web off and --worker off this process would do nothing")]
+    NothingToRun,
     #[error("{0}")]
     Help(String),
 }
 
-pub const HELP: &str = "\
-tourguide server
-
-Options (each also read from the environment variable in brackets):
-  --database PATH   SQLite file [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
-  --address ADDR    listen address [TOURGUIDE_ADDRESS or LEPTOS_SITE_ADDR] (default 127.0.0.1:3000)
-  --site-root DIR   built site with pkg/ [LEPTOS_SITE_ROOT] (default target/site)
-  --worker on|off   run the background worker in this process [TOURGUIDE_WORKER] (default on;
-                    off for a web-only process while another one carries the runs on)
-  --help            this text
-
+const ENVIRONMENT: &str = "\
+Each option is also read from the environment variable in brackets; the command line wins.
 The demo user's password comes from TOURGUIDE_DEMO_PASSWORD; without it a random one is printed
 when the user is created on first start.";
+
+#[derive(Parser, Debug)]
+#[command(name = "server", about = "Tourguide: a web chat in which an AI agent works with a person.", after_help = ENVIRONMENT)]
+struct Args {
+    /// SQLite file, or a postgres:// URL for several processes on one database
+    /// [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
+    #[arg(long, value_name = "PATH|URL")]
+    database: Option<String>,
+    /// Listen address [TOURGUIDE_ADDRESS or LEPTOS_SITE_ADDR] (default 127.0.0.1:3000)
+    #[arg(long, value_name = "ADDR")]
+    address: Option<String>,
+    /// The built site with pkg/ [LEPTOS_SITE_ROOT] (default target/site)
+    #[arg(long, value_name = "DIR")]
+    site_root: Option<String>,
+    /// Run the background worker in this process [TOURGUIDE_WORKER] (default on; off for a
+    /// web-only process while other processes carry the runs on)
+    #[arg(long, value_name = "on|off")]
+    worker: Option<String>,
+    /// Serve HTTP from this process [TOURGUIDE_WEB] (default on; off for a worker-only process)
+    #[arg(long, value_name = "on|off")]
+    web: Option<String>,
+    /// Seconds a worker's work stays its own without a heartbeat; after a worker dies, another
+    /// one takes its work over once this has passed [TOURGUIDE_LEASE_SECONDS] (default 30)
+    #[arg(long, value_name = "SECONDS")]
+    lease: Option<String>,
+}
+
+fn switch(name: &str, value: Option<String>) -> Result<bool, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        None | Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(ConfigError::BadSwitch { name: name.to_string(), value: other.to_string() }),
+    }
+}
 
 impl Config {
     pub fn from_env_and_args(
         env: impl Fn(&str) -> Option<String>,
         args: impl IntoIterator<Item = String>,
     ) -> Result<Config, ConfigError> {
-        let mut database = env("TOURGUIDE_DATABASE");
-        let mut address = env("TOURGUIDE_ADDRESS").or_else(|| env("LEPTOS_SITE_ADDR"));
-        let mut site_root = env("LEPTOS_SITE_ROOT");
-        let mut worker = env("TOURGUIDE_WORKER");
-        let mut args = args.into_iter();
-        while let Some(argument) = args.next() {
-            let (name, inline) = match argument.split_once('=') {
-                Some((name, value)) => (name.to_string(), Some(value.to_string())),
-                None => (argument.clone(), None),
-            };
-            let slot = match name.as_str() {
-                "--database" => &mut database,
-                "--address" => &mut address,
-                "--site-root" => &mut site_root,
-                "--worker" => &mut worker,
-                "--help" | "-h" => return Err(ConfigError::Help(HELP.to_string())),
-                _ => return Err(ConfigError::UnknownArgument(argument)),
-            };
-            let value = match inline {
-                Some(value) => value,
-                None => args.next().ok_or_else(|| ConfigError::MissingValue(name.clone()))?,
-            };
-            *slot = Some(value);
-        }
+        let args =
+            Args::try_parse_from(std::iter::once("server".to_string()).chain(args)).map_err(|error| {
+                match error.kind() {
+                    clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                        ConfigError::Help(error.render().to_string())
+                    }
+                    _ => {
+                        let rendered = error.render().to_string();
+                        ConfigError::Usage(rendered.trim_start_matches("error: ").trim_end().to_string())
+                    }
+                }
+            })?;
 
-        let database = database.unwrap_or_else(|| "./data/tourguide.db".to_string());
+        let database =
+            args.database.or_else(|| env("TOURGUIDE_DATABASE")).unwrap_or_else(|| "./data/tourguide.db".into());
         if database.trim().is_empty() {
-            return Err(ConfigError::Empty { name: "the database path".into() });
+            return Err(ConfigError::Empty { name: "the database".into() });
         }
-        let address_text = address.unwrap_or_else(|| "127.0.0.1:3000".to_string());
+        let database = Location::parse(&database);
+        if let Location::Postgres(url) = &database {
+            if url.parse::<sqlx::postgres::PgConnectOptions>().is_err() {
+                return Err(ConfigError::BadDatabaseUrl(url.clone()));
+            }
+        }
+        let address_text = args
+            .address
+            .or_else(|| env("TOURGUIDE_ADDRESS"))
+            .or_else(|| env("LEPTOS_SITE_ADDR"))
+            .unwrap_or_else(|| "127.0.0.1:3000".to_string());
         let address = address_text
             .parse()
             .map_err(|_| ConfigError::BadAddress { name: "the listen address".into(), value: address_text })?;
-        let site_root = site_root.unwrap_or_else(|| "target/site".to_string());
+        let site_root = args.site_root.or_else(|| env("LEPTOS_SITE_ROOT")).unwrap_or_else(|| "target/site".to_string());
         if site_root.trim().is_empty() {
             return Err(ConfigError::Empty { name: "the site root".into() });
         }
-        let worker = match worker.as_deref().map(str::trim) {
-            None | Some("on") => true,
-            Some("off") => false,
-            Some(other) => return Err(ConfigError::BadSwitch { name: "the worker".into(), value: other.to_string() }),
+        let worker = switch("the worker", args.worker.or_else(|| env("TOURGUIDE_WORKER")))?;
+        let web = switch("the web server", args.web.or_else(|| env("TOURGUIDE_WEB")))?;
+        if !worker && !web {
+            return Err(ConfigError::NothingToRun);
+        }
+        let lease = match args.lease.or_else(|| env("TOURGUIDE_LEASE_SECONDS")) {
+            None => DEFAULT_LEASE,
+            Some(text) => match text.trim().parse::<u64>() {
+                Ok(seconds @ 1..=3600) => Duration::from_secs(seconds),
+                _ => return Err(ConfigError::BadLease(text)),
+            },
         };
         Ok(Config {
-            database_path: PathBuf::from(database),
+            database,
             address,
             site_root,
             demo_password: env("TOURGUIDE_DEMO_PASSWORD").filter(|value| !value.is_empty()),
             worker,
+            web,
+            lease,
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn parse(env: &[(&str, &str)], args: &[&str]) -> Result<Config, ConfigError> {
@@ -116,10 +168,11 @@ mod tests {
     #[test]
     fn defaults_are_the_embedded_ones() {
         let config = parse(&[], &[]).unwrap();
-        assert_eq!(config.database_path, PathBuf::from("./data/tourguide.db"));
+        assert_eq!(config.database, Location::Sqlite(PathBuf::from("./data/tourguide.db")));
         assert_eq!(config.address.to_string(), "127.0.0.1:3000");
         assert_eq!(config.site_root, "target/site");
-        assert!(config.worker);
+        assert!(config.worker && config.web);
+        assert_eq!(config.lease, DEFAULT_LEASE);
     }
 
     #[test]
@@ -130,18 +183,43 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_only_process_has_no_web_server_but_not_both_off() {
+        let config = parse(&[("TOURGUIDE_WEB", "off")], &[]).unwrap();
+        assert!(!config.web && config.worker);
+        assert_eq!(parse(&[], &["--web", "off", "--worker", "off"]).unwrap_err(), ConfigError::NothingToRun);
+    }
+
+    #[test]
+    fn a_postgres_url_names_a_server() {
+        let url = "postgres://tourguide:secret@db.internal:5432/tourguide";
+        let config = parse(&[("TOURGUIDE_DATABASE", url)], &["--lease", "5"]).unwrap();
+        assert_eq!(config.database, Location::Postgres(url.to_string()));
+        assert_eq!(config.lease, Duration::from_secs(5));
+        assert!(matches!(
+            parse(&[], &["--database", "postgres://host:notaport/db"]).unwrap_err(),
+            ConfigError::BadDatabaseUrl(_)
+        ));
+        assert!(matches!(parse(&[], &["--lease", "0"]).unwrap_err(), ConfigError::BadLease(_)));
+        assert!(matches!(parse(&[("TOURGUIDE_LEASE_SECONDS", "soon")], &[]).unwrap_err(), ConfigError::BadLease(_)));
+    }
+
+    #[test]
     fn arguments_win_over_the_environment() {
         let config =
             parse(&[("TOURGUIDE_DATABASE", "env.db")], &["--database", "arg.db", "--address=0.0.0.0:8080"]).unwrap();
-        assert_eq!(config.database_path, PathBuf::from("arg.db"));
+        assert_eq!(config.database, Location::Sqlite(PathBuf::from("arg.db")));
         assert_eq!(config.address.to_string(), "0.0.0.0:8080");
     }
 
     #[test]
     fn bad_values_are_named() {
-        assert_eq!(parse(&[], &["--bogus"]).unwrap_err(), ConfigError::UnknownArgument("--bogus".into()));
-        assert_eq!(parse(&[], &["--database"]).unwrap_err(), ConfigError::MissingValue("--database".into()));
+        let unknown = parse(&[], &["--bogus"]).unwrap_err().to_string();
+        assert!(unknown.contains("--bogus"), "{unknown}");
+        let missing = parse(&[], &["--database"]).unwrap_err().to_string();
+        assert!(missing.contains("--database"), "{missing}");
         assert!(matches!(parse(&[("TOURGUIDE_ADDRESS", "nowhere")], &[]).unwrap_err(), ConfigError::BadAddress { .. }));
         assert!(matches!(parse(&[], &["--database", " "]).unwrap_err(), ConfigError::Empty { .. }));
+        let help = parse(&[], &["--help"]).unwrap_err().to_string();
+        assert!(help.contains("--database") && help.contains("TOURGUIDE_DATABASE"), "{help}");
     }
 }

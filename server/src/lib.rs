@@ -71,16 +71,24 @@ pub enum StartError {
     Runtime(runtime::RuntimeError),
     #[error("cannot listen on {address}: {source}")]
     Bind { address: SocketAddr, source: std::io::Error },
+    #[error("another worker already runs on this database ({path}); start this process with --worker off")]
+    WorkerRunning { path: String },
+    #[error("cannot take the worker lock {path}: {source}")]
+    WorkerLock { path: String, source: std::io::Error },
 }
 
-/// A server that is listening; dropping the shutdown sender or calling [`Running::stop`] ends it.
+/// A server that is listening (unless it runs with `--web off`); dropping the shutdown sender or
+/// calling [`Running::stop`] ends it.
 pub struct Running {
-    pub address: SocketAddr,
+    /// Where it listens; `None` for a worker-only process.
+    pub address: Option<SocketAddr>,
     pub store: Store,
     pub runtime: Arc<Runtime>,
     shutdown: watch::Sender<bool>,
     server: JoinHandle<()>,
     worker: JoinHandle<()>,
+    /// Held while this process runs the worker on a SQLite file (see [`worker_lock`]).
+    _worker_lock: Option<std::fs::File>,
 }
 
 impl Running {
@@ -175,6 +183,7 @@ async fn framework_error_status(
 }
 
 /// Creates the demo user on first start, so the embedded defaults give a usable app.
+/// Several processes starting at once on one database create it once.
 pub async fn ensure_demo_user(store: &Store, password: Option<&str>) -> Result<(), StoreError> {
     if store.count_users().await? > 0 {
         return Ok(());
@@ -183,7 +192,9 @@ pub async fn ensure_demo_user(store: &Store, password: Option<&str>) -> Result<(
         Some(password) => (password.to_string(), false),
         None => (auth::random_password(), true),
     };
-    store.create_user("demo", &auth::hash_password(&password)).await?;
+    if !store.create_first_user("demo", &auth::hash_password(&password)).await? {
+        return Ok(());
+    }
     if generated {
         println!("Created the demo user. Sign in as 'demo' with the password '{password}' (shown only once).");
     } else {
@@ -223,11 +234,25 @@ pub fn default_tools() -> ToolRegistry {
     tools
 }
 
-/// Opens the database and brings every owner's tables up to date.
+/// Opens the database and brings every owner's tables up to date. Several processes may do this
+/// at once: on PostgreSQL the migrations take a lock, on SQLite the writes wait for each other.
 pub async fn open_database(config: &Config) -> Result<Db, StartError> {
-    let db = Db::open_sqlite(&config.database_path).await?;
+    let db = Db::open(&config.database).await?;
     for migrations in [store::migrations(), runtime::migrations(), content::store::migrations()] {
-        db.migrate(&migrations).await?;
+        let mut attempt = 1;
+        loop {
+            match db.migrate(&migrations).await {
+                Ok(()) => break,
+                // Two processes starting at once on a new SQLite file: the one that lost the race
+                // finds the tables made by the other, and on a second look the migration applied.
+                Err(error) if db.backend() == db::Backend::Sqlite && attempt < 3 => {
+                    tracing::info!(%error, "migrating again after another process migrated");
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
     }
     Ok(db)
 }
@@ -244,6 +269,27 @@ pub async fn serve(config: &Config, services: Services) -> Result<Running, Start
     serve_with_store(config, store, services).await
 }
 
+/// On SQLite one process runs the worker: a lock file beside the database says which. The kernel
+/// releases it when the process ends however it ends, so a worker that starts and gets the lock
+/// knows that work marked running belongs to a process that is gone.
+fn worker_lock(path: &std::path::Path) -> Result<std::fs::File, StartError> {
+    let mut lock_path = path.as_os_str().to_owned();
+    lock_path.push(".worker-lock");
+    let lock_path = std::path::PathBuf::from(lock_path);
+    let shown = lock_path.display().to_string();
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|source| StartError::WorkerLock { path: shown.clone(), source })?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StartError::WorkerRunning { path: path.display().to_string() }),
+        Err(std::fs::TryLockError::Error(source)) => Err(StartError::WorkerLock { path: shown, source }),
+    }
+}
+
 pub async fn serve_with_store(config: &Config, store: Store, services: Services) -> Result<Running, StartError> {
     let db = store.db().clone();
     let content = ContentStore::new(db.clone());
@@ -251,21 +297,34 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     content::tools::register(&mut tools, content.clone());
     let model_label = services.provider.label();
     let model_is_demo = services.provider.is_demo();
-    let runtime = Arc::new(Runtime::new(db, Arc::new(tools), services.provider, services.runtime_settings));
+    let mut settings = services.runtime_settings;
+    settings.lease_seconds = i64::try_from(config.lease.as_secs()).unwrap_or(i64::MAX);
+    let runtime = Arc::new(Runtime::new(db.clone(), Arc::new(tools), services.provider, settings));
+    let mut worker_lock_file = None;
     if config.worker {
-        // The worker process is the only one that carries work on, and it has not started yet: a
-        // job or a run segment marked running belongs to a process that is gone (a crash, a
-        // kill -9). Queue them again now rather than after a lease. A web-only process must not:
-        // the work it would requeue may be running in the worker process.
-        let requeued = store.requeue_all_running_jobs().await?;
-        let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
-        if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
-            tracing::info!(
-                requeued,
-                runs_requeued = reaped.requeued.len(),
-                runs_failed = reaped.failed.len(),
-                "recovered interrupted work"
-            );
+        match &config.database {
+            // The one worker on this file has not started yet: a job or a run segment marked
+            // running belongs to a process that is gone (a crash, a kill -9). Queue them again
+            // now rather than after a lease. A web-only process must not: the work it would
+            // requeue may be running in the worker process.
+            db::Location::Sqlite(path) => {
+                worker_lock_file = Some(worker_lock(path)?);
+                let requeued = store.requeue_all_running_jobs().await?;
+                let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
+                if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
+                    tracing::info!(
+                        requeued,
+                        runs_requeued = reaped.requeued.len(),
+                        runs_failed = reaped.failed.len(),
+                        "recovered interrupted work"
+                    );
+                }
+            }
+            // Other workers may be alive and holding work: a dead one's work is taken over when
+            // its lease runs out, by whichever worker sweeps first.
+            db::Location::Postgres(_) => {
+                tracing::info!(lease = ?config.lease, "work of a worker that stopped is taken over once its lease ran out");
+            }
         }
     }
 
@@ -278,11 +337,12 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let (shutdown, shutdown_receiver) = watch::channel(false);
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
-    let events = ConversationEvents::new(shutdown_receiver.clone());
+    let events = ConversationEvents::new(shutdown_receiver.clone(), &db);
     let turns =
         Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
     let worker = if config.worker {
-        Worker::new(turns, worker_handle.clone()).spawn(shutdown_receiver.clone())
+        events.wake_on_changes(worker_handle.clone());
+        Worker::new(turns, worker_handle.clone(), config.lease).spawn(shutdown_receiver.clone())
     } else {
         tokio::spawn(async {})
     };
@@ -303,6 +363,10 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let state = AppState { leptos_options, store: store.clone(), chat, events };
     let app = router(state, backends);
 
+    if !config.web {
+        let server = tokio::spawn(async {});
+        return Ok(Running { address: None, store, runtime, shutdown, server, worker, _worker_lock: worker_lock_file });
+    }
     let listener = tokio::net::TcpListener::bind(config.address)
         .await
         .map_err(|source| StartError::Bind { address: config.address, source })?;
@@ -318,5 +382,5 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
             tracing::error!(%error, "server stopped with an error");
         }
     });
-    Ok(Running { address, store, runtime, shutdown, server, worker })
+    Ok(Running { address: Some(address), store, runtime, shutdown, server, worker, _worker_lock: worker_lock_file })
 }

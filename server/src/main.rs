@@ -39,7 +39,10 @@ async fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    println!("Tourguide listens on http://{}", running.address);
+    match running.address {
+        Some(address) => println!("Tourguide listens on http://{address}"),
+        None => println!("Tourguide works on {} (worker only, no web server)", config.database.describe()),
+    }
 
     let shutdown = running.shutdown_sender();
     tokio::spawn(async move {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use db::{now, on, Db, Migrations};
+use db::{now, on, Backend, Db, Migrations};
 use runtime::DenialReason;
 use uuid::Uuid;
 
@@ -14,7 +14,7 @@ use crate::conversation::{
 
 /// The migrations of the chat's tables: users, sessions, conversations, messages, jobs.
 pub fn migrations() -> Migrations {
-    Migrations::new(sqlx::migrate!("../migrations/sqlite/chat"))
+    Migrations::new(sqlx::migrate!("../migrations/sqlite/chat"), sqlx::migrate!("../migrations/postgres/chat"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -262,7 +262,7 @@ impl Store {
                     Then::Message { role, content, notice } => {
                         sqlx::query(
                             "INSERT INTO messages (conversation_id, role, content, notice, created_at)
-                             VALUES (?, ?, ?, ?, ?)",
+                             VALUES ($1, $2, $3, $4, $5)",
                         )
                         .bind(conversation_id)
                         .bind(role.as_str())
@@ -273,7 +273,7 @@ impl Store {
                         .await?;
                     }
                     Then::Job => {
-                        sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES (?, 'turn', ?)")
+                        sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'turn', $2)")
                             .bind(conversation_id)
                             .bind(at)
                             .execute(&mut *tx)
@@ -282,7 +282,7 @@ impl Store {
                     Then::DropUndelivered => {
                         sqlx::query(
                             "DELETE FROM messages WHERE id = (
-                                 SELECT id FROM messages WHERE conversation_id = ? ORDER BY id DESC LIMIT 1
+                                 SELECT id FROM messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1
                              ) AND notice IN ('input_answer', 'decision')",
                         )
                         .bind(conversation_id)
@@ -310,7 +310,7 @@ impl Store {
 
     pub async fn create_user(&self, username: &str, password_hash: &str) -> Result<i64, StoreError> {
         Ok(on!(&self.db, pool => sqlx::query_scalar(
-            "INSERT INTO users (username, password_hash, created_at) VALUES (?, ?, ?) RETURNING id",
+            "INSERT INTO users (username, password_hash, created_at) VALUES ($1, $2, $3) RETURNING id",
         )
         .bind(username)
         .bind(password_hash)
@@ -319,9 +319,28 @@ impl Store {
         .await)?)
     }
 
+    /// Creates the user only while there is none; false when another process was first.
+    pub async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<bool, StoreError> {
+        let created = on!(&self.db, pool => sqlx::query(
+            "INSERT INTO users (username, password_hash, created_at)
+             SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM users)",
+        )
+        .bind(username)
+        .bind(password_hash)
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()));
+        match created {
+            Ok(rows) => Ok(rows == 1),
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
+            Err(error) => Err(error.into()),
+        }
+    }
+
     pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(
-            on!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language FROM users WHERE username = ?")
+            on!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language FROM users WHERE username = $1")
             .bind(username)
             .fetch_optional(pool)
             .await)?,
@@ -329,7 +348,7 @@ impl Store {
     }
 
     pub async fn create_session(&self, token_hash: &str, user_id: i64, expires_at: i64) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES (?, ?, ?)")
+        on!(&self.db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
             .bind(token_hash)
             .bind(user_id)
             .bind(expires_at)
@@ -342,7 +361,7 @@ impl Store {
     pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(on!(&self.db, pool => sqlx::query_as(
             "SELECT u.id, u.username, u.password_hash, u.language FROM sessions s JOIN users u ON u.id = s.user_id
-             WHERE s.token_hash = ? AND s.expires_at > ?",
+             WHERE s.token_hash = $1 AND s.expires_at > $2",
         )
         .bind(token_hash)
         .bind(now())
@@ -351,7 +370,7 @@ impl Store {
     }
 
     pub async fn set_language(&self, user_id: i64, language: Option<&str>) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("UPDATE users SET language = ? WHERE id = ?")
+        on!(&self.db, pool => sqlx::query("UPDATE users SET language = $1 WHERE id = $2")
             .bind(language)
             .bind(user_id)
             .execute(pool)
@@ -361,7 +380,7 @@ impl Store {
     }
 
     pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE token_hash = ?")
+        on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
             .bind(token_hash)
             .execute(pool)
             .await
@@ -382,7 +401,7 @@ impl Store {
         let at = now();
         on!(&self.db, pool => sqlx::query(
             "INSERT INTO conversations (id, user_id, title, status, skill, page_id, created_at, updated_at)
-             VALUES (?, ?, ?, 'idle', ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, 'idle', $4, $5, $6, $7)",
         )
         .bind(id)
         .bind(user_id)
@@ -399,19 +418,24 @@ impl Store {
 
     /// The user's latest conversations, newest first, at most `limit` of them.
     pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<Conversation>, StoreError> {
-        let rows: Vec<ConversationRow> = on!(&self.db, pool => sqlx::query_as(
-            select_conversations!("WHERE user_id = ? ORDER BY updated_at DESC, rowid DESC LIMIT ?"),
-        )
-        .bind(user_id)
-        .bind(limit)
-        .fetch_all(pool)
-        .await)?;
+        // Ties in the update time go to the conversation created later (SQLite's rowid, the `seq`
+        // identity on PostgreSQL).
+        let sql = match self.db.backend() {
+            Backend::Sqlite => {
+                select_conversations!("WHERE user_id = $1 ORDER BY updated_at DESC, rowid DESC LIMIT $2")
+            }
+            Backend::Postgres => {
+                select_conversations!("WHERE user_id = $1 ORDER BY updated_at DESC, seq DESC LIMIT $2")
+            }
+        };
+        let rows: Vec<ConversationRow> =
+            on!(&self.db, pool => sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(pool).await)?;
         conversations(rows)
     }
 
     /// A conversation only if `user_id` owns it: someone else's id reads as unknown.
     pub async fn conversation_of(&self, user_id: i64, id: &str) -> Result<Option<Conversation>, StoreError> {
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = ? AND user_id = ?"))
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1 AND user_id = $2"))
             .bind(id)
             .bind(user_id)
             .fetch_optional(pool)
@@ -420,7 +444,7 @@ impl Store {
     }
 
     pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = ?"))
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1"))
             .bind(id)
             .fetch_optional(pool)
             .await)?;
@@ -428,7 +452,7 @@ impl Store {
     }
 
     pub async fn conversation_of_run(&self, run_id: Uuid) -> Result<Option<Conversation>, StoreError> {
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE run_id = ?"))
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE run_id = $1"))
             .bind(run_id.to_string())
             .fetch_optional(pool)
             .await)?;
@@ -437,7 +461,7 @@ impl Store {
 
     /// Counted on the `(conversation_id, id)` index alone: the poll's fast path reads no message.
     pub async fn message_count(&self, conversation_id: &str) -> Result<i64, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = ?")
+        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = $1")
             .bind(conversation_id)
             .fetch_one(pool)
             .await)?)
@@ -445,7 +469,7 @@ impl Store {
 
     pub async fn messages(&self, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
         let rows: Vec<MessageRow> = on!(&self.db, pool => sqlx::query_as(
-            "SELECT id, role, content, notice FROM messages WHERE conversation_id = ? ORDER BY id",
+            "SELECT id, role, content, notice FROM messages WHERE conversation_id = $1 ORDER BY id",
         )
         .bind(conversation_id)
         .fetch_all(pool)
@@ -470,10 +494,10 @@ impl Store {
                 conversation_id,
                 concat!(
                     "UPDATE conversations
-                     SET status = 'processing', error_code = NULL, updated_at = ?, run_id = NULL, ",
+                     SET status = 'processing', error_code = NULL, updated_at = $1, run_id = NULL, ",
                     clear_recorded!(),
-                    ", title = CASE WHEN title = ? THEN ? ELSE title END
-                     WHERE id = ? AND user_id = ? AND status = ? AND status != 'processing'"
+                    ", title = CASE WHEN title = $2 THEN $3 ELSE title END
+                     WHERE id = $4 AND user_id = $5 AND status = $6 AND status != 'processing'"
                 ),
                 &[
                     Arg::Int(now()),
@@ -502,8 +526,8 @@ impl Store {
         expected: ConversationStatus,
     ) -> Result<bool, StoreError> {
         self.update_one(
-            "UPDATE conversations SET status = 'processing', updated_at = ?
-             WHERE id = ? AND user_id = ? AND status = ? AND status IN ('awaiting_approval', 'awaiting_input')",
+            "UPDATE conversations SET status = 'processing', updated_at = $1
+             WHERE id = $2 AND user_id = $3 AND status = $4 AND status IN ('awaiting_approval', 'awaiting_input')",
             &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::Text(expected.as_str())],
         )
         .await
@@ -512,8 +536,8 @@ impl Store {
     /// Gives a claim back: the row returns to the waiting status it had.
     pub async fn release_claim(&self, conversation_id: &str, back_to: ConversationStatus) -> Result<bool, StoreError> {
         self.update_one(
-            "UPDATE conversations SET status = ?, updated_at = ?
-             WHERE id = ? AND status = 'processing' AND approval_decision IS NULL",
+            "UPDATE conversations SET status = $1, updated_at = $2
+             WHERE id = $3 AND status = 'processing' AND approval_decision IS NULL",
             &[Arg::Text(back_to.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
         )
         .await
@@ -530,10 +554,10 @@ impl Store {
         self.guarded(
             conversation_id,
             concat!(
-                "UPDATE conversations SET error_code = NULL, updated_at = ?, run_id = NULL, ",
+                "UPDATE conversations SET error_code = NULL, updated_at = $1, run_id = NULL, ",
                 clear_recorded!(),
-                ", title = CASE WHEN title = ? THEN ? ELSE title END
-                 WHERE id = ? AND status = 'processing' AND approval_decision IS NULL"
+                ", title = CASE WHEN title = $2 THEN $3 ELSE title END
+                 WHERE id = $4 AND status = 'processing' AND approval_decision IS NULL"
             ),
             &[Arg::Int(now()), Arg::Text(untitled), Arg::Text(title_if_untitled), Arg::Text(conversation_id)],
             &[Then::Message { role: MessageRole::User, content, notice: None }, Then::Job],
@@ -554,9 +578,9 @@ impl Store {
         self.guarded(
             conversation_id,
             "UPDATE conversations
-             SET status = 'processing', approval_decision = ?, approval_turn_digest = ?,
-                 pending_input = ?, approval_deny_reason = NULL, error_code = NULL, updated_at = ?
-             WHERE id = ? AND user_id = ? AND status = 'awaiting_input' AND run_id IS NOT NULL",
+             SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
+                 pending_input = $3, approval_deny_reason = NULL, error_code = NULL, updated_at = $4
+             WHERE id = $5 AND user_id = $6 AND status = 'awaiting_input' AND run_id IS NOT NULL",
             &[
                 Arg::Text(PendingDecision::Input.as_str()),
                 Arg::Text(digest),
@@ -591,9 +615,9 @@ impl Store {
         self.guarded(
             conversation_id,
             "UPDATE conversations
-             SET status = 'processing', approval_decision = ?, approval_turn_digest = ?,
-                 approval_deny_reason = ?, pending_input = NULL, error_code = NULL, updated_at = ?
-             WHERE id = ? AND user_id = ? AND status = 'awaiting_approval' AND run_id IS NOT NULL",
+             SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
+                 approval_deny_reason = $3, pending_input = NULL, error_code = NULL, updated_at = $4
+             WHERE id = $5 AND user_id = $6 AND status = 'awaiting_approval' AND run_id IS NOT NULL",
             &[
                 Arg::Text(kind.as_str()),
                 Arg::Text(decision.digest),
@@ -613,8 +637,8 @@ impl Store {
         self.guarded(
             conversation_id,
             "UPDATE conversations
-             SET status = 'processing', error_code = NULL, run_id = NULL, updated_at = ?
-             WHERE id = ? AND user_id = ? AND status = 'failed'",
+             SET status = 'processing', error_code = NULL, run_id = NULL, updated_at = $1
+             WHERE id = $2 AND user_id = $3 AND status = 'failed'",
             &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id)],
             &[Then::Job],
         )
@@ -626,8 +650,8 @@ impl Store {
     pub async fn attach_run(&self, conversation_id: &str, run_id: Uuid) -> Result<bool, StoreError> {
         let run = run_id.to_string();
         self.update_one(
-            "UPDATE conversations SET run_id = ?, updated_at = ?
-             WHERE id = ? AND status = 'processing' AND run_id IS NULL AND approval_decision IS NULL",
+            "UPDATE conversations SET run_id = $1, updated_at = $2
+             WHERE id = $3 AND status = 'processing' AND run_id IS NULL AND approval_decision IS NULL",
             &[Arg::Text(&run), Arg::Int(now()), Arg::Text(conversation_id)],
         )
         .await
@@ -652,10 +676,10 @@ impl Store {
             conversation_id,
             concat!(
                 "UPDATE conversations
-                 SET status = ?, run_id = CASE WHEN ? THEN run_id ELSE NULL END, error_code = ?, ",
+                 SET status = $1, run_id = CASE WHEN $2 THEN run_id ELSE NULL END, error_code = $3, ",
                 clear_recorded!(),
-                ", updated_at = ?
-                 WHERE id = ? AND status = 'processing' AND run_id = ?"
+                ", updated_at = $4
+                 WHERE id = $5 AND status = 'processing' AND run_id = $6"
             ),
             &[
                 Arg::Text(status.as_str()),
@@ -682,10 +706,10 @@ impl Store {
         self.guarded(
             conversation_id,
             concat!(
-                "UPDATE conversations SET status = ?, error_code = ?, ",
+                "UPDATE conversations SET status = $1, error_code = $2, ",
                 clear_recorded!(),
-                ", updated_at = ?
-                 WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL"
+                ", updated_at = $3
+                 WHERE id = $4 AND status = 'processing' AND approval_decision IS NOT NULL"
             ),
             &[Arg::Text(back_to.as_str()), Arg::Text(code.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
             &[Then::DropUndelivered],
@@ -700,8 +724,8 @@ impl Store {
             concat!(
                 "UPDATE conversations SET ",
                 clear_recorded!(),
-                ", updated_at = ?
-                 WHERE id = ? AND status = 'processing' AND approval_decision IS NOT NULL"
+                ", updated_at = $1
+                 WHERE id = $2 AND status = 'processing' AND approval_decision IS NOT NULL"
             ),
             &[Arg::Int(now()), Arg::Text(conversation_id)],
         )
@@ -712,10 +736,10 @@ impl Store {
     pub async fn fail_conversation(&self, conversation_id: &str, code: ErrorCode) -> Result<bool, StoreError> {
         self.update_one(
             concat!(
-                "UPDATE conversations SET status = 'failed', error_code = ?, run_id = NULL, ",
+                "UPDATE conversations SET status = 'failed', error_code = $1, run_id = NULL, ",
                 clear_recorded!(),
-                ", updated_at = ?
-                 WHERE id = ? AND status = 'processing'"
+                ", updated_at = $2
+                 WHERE id = $3 AND status = 'processing'"
             ),
             &[Arg::Text(code.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
         )
@@ -724,7 +748,7 @@ impl Store {
 
     pub async fn rename_conversation(&self, user_id: i64, id: &str, title: &str) -> Result<bool, StoreError> {
         self.update_one(
-            "UPDATE conversations SET title = ? WHERE id = ? AND user_id = ?",
+            "UPDATE conversations SET title = $1 WHERE id = $2 AND user_id = $3",
             &[Arg::Text(title), Arg::Text(id), Arg::Int(user_id)],
         )
         .await
@@ -733,7 +757,7 @@ impl Store {
     /// Deletes a conversation that nothing is working on; its messages and jobs go with it.
     pub async fn delete_conversation(&self, user_id: i64, id: &str) -> Result<bool, StoreError> {
         self.update_one(
-            "DELETE FROM conversations WHERE id = ? AND user_id = ? AND status != 'processing'",
+            "DELETE FROM conversations WHERE id = $1 AND user_id = $2 AND status != 'processing'",
             &[Arg::Text(id), Arg::Int(user_id)],
         )
         .await
@@ -744,19 +768,39 @@ impl Store {
     /// Takes the oldest queued job and leases it; `None` when there is nothing to do.
     pub async fn claim_job(&self, lease: Duration) -> Result<Option<Job>, StoreError> {
         let lease_until = now().saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX));
-        let row: Option<(i64, String)> = on!(&self.db, pool => sqlx::query_as(
-            "UPDATE jobs SET state = 'running', lease_until = ?
-             WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1) AND state = 'queued'
-             RETURNING id, conversation_id",
-        )
-        .bind(lease_until)
-        .fetch_optional(pool)
-        .await)?;
+        // SQLite runs one writer at a time. On PostgreSQL, workers claim side by side: SKIP LOCKED
+        // passes over a job another worker is taking, so no two take the same one and none waits.
+        let sql = match self.db.backend() {
+            Backend::Sqlite => {
+                "UPDATE jobs SET state = 'running', lease_until = $1
+                 WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1) AND state = 'queued'
+                 RETURNING id, conversation_id"
+            }
+            Backend::Postgres => {
+                "UPDATE jobs SET state = 'running', lease_until = $1
+                 WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                 RETURNING id, conversation_id"
+            }
+        };
+        let row: Option<(i64, String)> =
+            on!(&self.db, pool => sqlx::query_as(sql).bind(lease_until).fetch_optional(pool).await)?;
         Ok(row.map(|(id, conversation_id)| Job { id, conversation_id }))
     }
 
+    /// Extends a running job's lease; false if the job is not running any more (requeued as stale).
+    pub async fn renew_job(&self, job_id: i64, lease: Duration) -> Result<bool, StoreError> {
+        let lease_until = now().saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX));
+        let rows = on!(&self.db, pool => sqlx::query("UPDATE jobs SET lease_until = $1 WHERE id = $2 AND state = 'running'")
+            .bind(lease_until)
+            .bind(job_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(rows == 1)
+    }
+
     pub async fn delete_job(&self, job_id: i64) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("DELETE FROM jobs WHERE id = ?")
+        on!(&self.db, pool => sqlx::query("DELETE FROM jobs WHERE id = $1")
             .bind(job_id)
             .execute(pool)
             .await
@@ -765,7 +809,7 @@ impl Store {
     }
 
     pub async fn has_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
-        let count: i64 = on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = ?")
+        let count: i64 = on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = $1")
             .bind(conversation_id)
             .fetch_one(pool)
             .await)?;
@@ -776,7 +820,7 @@ impl Store {
     pub async fn ensure_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
         let rows = on!(&self.db, pool => sqlx::query(
             "INSERT INTO jobs (conversation_id, kind, created_at)
-             SELECT ?, 'turn', ? WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = ?)",
+             SELECT $1, 'turn', $2 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = $3)",
         )
         .bind(conversation_id)
         .bind(now())
@@ -790,7 +834,7 @@ impl Store {
     /// Queues again every job whose lease ran out: its worker died (a crash or a kill -9).
     pub async fn requeue_stale_jobs(&self) -> Result<u64, StoreError> {
         Ok(on!(&self.db, pool => sqlx::query(
-            "UPDATE jobs SET state = 'queued', lease_until = 0 WHERE state = 'running' AND lease_until < ?",
+            "UPDATE jobs SET state = 'queued', lease_until = 0 WHERE state = 'running' AND lease_until < $1",
         )
         .bind(now())
         .execute(pool)

@@ -11,8 +11,6 @@ use crate::conversation::{ConversationStatus, ErrorCode};
 use crate::store::Store;
 use crate::turn::{TurnError, Turns};
 
-/// Long enough for a slow model turn; a job past its lease is assumed dead and queued again.
-const LEASE: Duration = Duration::from_secs(300);
 /// The worker also looks on its own this often, so a lost wake-up delays a job, never strands it,
 /// and runs the runtime queued again (after a provider hiccup) are picked up.
 const IDLE_POLL: Duration = Duration::from_secs(1);
@@ -36,12 +34,27 @@ pub struct Worker {
     store: Store,
     turns: Turns,
     handle: WorkerHandle,
+    /// How long a claimed job stays this worker's without a heartbeat. The heartbeat renews it
+    /// while the job runs, so a job outlives its lease only when its worker died.
+    lease: Duration,
     last_sweep: Mutex<Option<Instant>>,
 }
 
 impl Worker {
-    pub fn new(turns: Turns, handle: WorkerHandle) -> Self {
-        Worker { store: turns.store.clone(), turns, handle, last_sweep: Mutex::new(None) }
+    pub fn new(turns: Turns, handle: WorkerHandle, lease: Duration) -> Self {
+        Worker { store: turns.store.clone(), turns, handle, lease, last_sweep: Mutex::new(None) }
+    }
+
+    /// Renews the job's lease every third of it, for as long as it is polled (never ends).
+    async fn keep_leased(&self, job_id: i64) {
+        loop {
+            tokio::time::sleep(self.lease / 3).await;
+            match self.store.renew_job(job_id, self.lease).await {
+                Ok(true) => {}
+                Ok(false) => tracing::warn!(job = job_id, "the job's lease was lost; another worker may take it"),
+                Err(error) => tracing::warn!(job = job_id, %error, "could not renew the job's lease"),
+            }
+        }
     }
 
     /// True at most once per `SWEEP_EVERY` (and on the first step, right after start-up recovery).
@@ -86,10 +99,13 @@ impl Worker {
             self.store.requeue_stale_jobs().await?;
             self.dispatch_due_runs().await?;
         }
-        let Some(job) = self.store.claim_job(LEASE).await? else {
+        let Some(job) = self.store.claim_job(self.lease).await? else {
             return Ok(false);
         };
-        let outcome = self.turns.process(&job.conversation_id).await;
+        let outcome = tokio::select! {
+            outcome = self.turns.process(&job.conversation_id) => outcome,
+            () = self.keep_leased(job.id) => unreachable!("the heartbeat never ends"),
+        };
         if let Err(error) = &outcome {
             tracing::error!(%error, conversation = %job.conversation_id, "turn failed");
             self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await?;

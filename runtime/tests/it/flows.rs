@@ -398,10 +398,10 @@ async fn cancel_if_waiting_reports_a_store_failure_as_an_error() {
     let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
     let h = Harness::new(vec![write.clone()], vec![calls(vec![call("w1", "apply_change", json!({}))])]).await;
     let waiting = h.runtime.run(request()).await.unwrap();
-    sqlx::query("ALTER TABLE runs RENAME TO runs_away").execute(h.pool()).await.unwrap();
+    h.exec("ALTER TABLE runs RENAME TO runs_away", &[]).await;
     let failed = h.runtime.cancel_if_waiting(&OWNER, waiting.run_id).await;
     assert!(matches!(failed, Err(runtime::RuntimeError::Store(_))), "{failed:?}");
-    sqlx::query("ALTER TABLE runs_away RENAME TO runs").execute(h.pool()).await.unwrap();
+    h.exec("ALTER TABLE runs_away RENAME TO runs", &[]).await;
     assert_eq!(status_of(&h.runtime, waiting.run_id).await.status, RunStatus::WaitingForApproval);
     assert_eq!(write.executions(), 0);
 }

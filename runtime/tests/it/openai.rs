@@ -179,7 +179,7 @@ async fn a_run_drives_the_tool_loop_through_the_client() {
     let (base, fake) = serve(vec![(200, tool_call_reply()), (200, text_reply("Home says hello."))]).await;
     let read = TestTool::read("read_page").arc();
     let dir = tempfile::tempdir().unwrap();
-    let db = open_db(&dir.path().join("runtime.sqlite")).await;
+    let db = open_db(&test_location(dir.path()).await).await;
     let runtime =
         runtime::Runtime::new(db, registry(vec![read.clone()]), Arc::new(provider(&base, None)), fast_settings());
     let result = runtime.run(request()).await.unwrap();

@@ -80,7 +80,7 @@ async fn two_concurrent_submits_have_exactly_one_winner() {
     }
 }
 
-/// Holds SQLite's write lock while both contenders pass their checks, so both reach the claim
+/// Holds the database's write lock while both contenders pass their checks, so both reach the claim
 /// with the run still waiting: the loser must get the lost-race refusal, not "not waiting".
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_loser_of_a_claim_race_is_told_already_resuming() {
@@ -90,8 +90,7 @@ async fn the_loser_of_a_claim_race_is_told_already_resuming() {
     let first = h.runtime.run(request()).await.unwrap();
     let digest = input_pause(&first).digest;
 
-    let mut lock = h.pool().acquire().await.unwrap();
-    sqlx::query("BEGIN IMMEDIATE").execute(&mut *lock).await.unwrap();
+    let lock = h.hold_write_lock().await;
     let contenders: Vec<_> = (0..2)
         .map(|i| {
             let (runtime, digest) = (h.runtime.clone(), digest.clone());
@@ -101,8 +100,7 @@ async fn the_loser_of_a_claim_race_is_told_already_resuming() {
         })
         .collect();
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    sqlx::query("COMMIT").execute(&mut *lock).await.unwrap();
-    drop(lock);
+    lock.release().await;
 
     let mut results = Vec::new();
     for contender in contenders {

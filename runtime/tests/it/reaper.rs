@@ -47,6 +47,34 @@ async fn a_stale_run_is_requeued_and_its_old_segment_writes_nothing() {
     assert_eq!((view.status, view.requeue_count), (RunStatus::Completed, 1));
 }
 
+/// A dead worker's run is taken over as soon as its lease ran out; a run that keeps losing its
+/// segment waits out a growing backoff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_takeover_is_due_at_once_and_later_ones_back_off() {
+    let (first, second) = (Gate::new(), Gate::new());
+    let settings = RuntimeSettings { retry_backoff_seconds: 30, ..fast_settings() };
+    let script = vec![gated_text(&first, "Lost."), gated_text(&second, "Lost again."), text("Done.")];
+    let h = Harness::with_settings(vec![], script, settings).await;
+    let run_id = h.runtime.enqueue(request()).await.unwrap();
+    let start = |runtime: Arc<runtime::Runtime>| tokio::spawn(async move { runtime.run_queued(run_id).await });
+
+    let dying = start(h.runtime.clone());
+    first.wait_entered().await;
+    assert_eq!(h.runtime.reap_stale(after_lease()).await.unwrap().requeued, [run_id]);
+    assert_eq!(h.runtime.due_queued_runs(10).await.unwrap(), [run_id], "taken over at once");
+
+    let dying_again = start(h.runtime.clone());
+    second.wait_entered().await;
+    assert_eq!(h.runtime.reap_stale(after_lease()).await.unwrap().requeued, [run_id]);
+    assert!(h.runtime.due_queued_runs(10).await.unwrap().is_empty(), "the second takeover waits out a backoff");
+
+    first.open();
+    second.open();
+    assert_eq!(dying.await.unwrap().unwrap().unwrap().outcome, RunOutcome::LeaseLost);
+    assert_eq!(dying_again.await.unwrap().unwrap().unwrap().outcome, RunOutcome::LeaseLost);
+    assert_eq!(status_of(&h.runtime, run_id).await.status, RunStatus::Queued);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stale_run_without_retries_left_is_failed() {
     let gate = Gate::new();

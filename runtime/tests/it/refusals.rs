@@ -195,11 +195,7 @@ async fn a_submitter_who_could_not_run_the_turn_is_refused() {
 async fn an_unreadable_state_is_refused_and_keeps_the_run_waiting() {
     let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
     let (h, run_id, digest) = waiting_for_approval(write).await;
-    sqlx::query("UPDATE runs SET suspended_state = '{broken' WHERE id = ?")
-        .bind(run_id.to_string())
-        .execute(h.pool())
-        .await
-        .unwrap();
+    h.exec("UPDATE runs SET suspended_state = '{broken' WHERE id = $1", &[&run_id.to_string()]).await;
     let refused = h.runtime.approve(&OWNER, run_id, ApprovalDecision::approve(&digest)).await;
     assert!(matches!(refused, Err(Refusal::CorruptState)), "{refused:?}");
     let view = status_of(&h.runtime, run_id).await;

@@ -8,13 +8,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use db::Db;
+use db::{on, Db, Location};
 use runtime::{
     Actor, ChatMessage, Completion, CompletionRequest, ModelProvider, ProviderError, Role, RunRequest, Runtime,
     RuntimeSettings, Tool, ToolCall, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec,
 };
 use serde_json::{json, Value};
-use sqlx::SqlitePool;
 use tempfile::TempDir;
 use tokio::sync::Notify;
 
@@ -242,6 +241,7 @@ pub fn registry(tools: Vec<Arc<dyn Tool>>) -> Arc<ToolRegistry> {
 /// A runtime over a real SQLite file in a temporary directory, in WAL mode.
 pub struct Harness {
     pub dir: TempDir,
+    pub location: Location,
     pub db: Db,
     pub runtime: Arc<Runtime>,
     pub provider: Arc<ScriptedProvider>,
@@ -251,11 +251,38 @@ pub fn fast_settings() -> RuntimeSettings {
     RuntimeSettings { retry_backoff_seconds: 0, ..RuntimeSettings::default() }
 }
 
+/// Where a test's database lives: a file in `dir`, or a fresh database on the PostgreSQL server
+/// named by `TOURGUIDE_TEST_POSTGRES` when that is set (the suite then runs on PostgreSQL).
+pub async fn test_location(dir: &Path) -> Location {
+    match db::scratch_postgres().await.expect("a scratch PostgreSQL database") {
+        Some(url) => Location::Postgres(url),
+        None => Location::Sqlite(dir.join("runtime.sqlite")),
+    }
+}
+
 /// The database as production opens it (same connection settings), with the runtime's tables.
-pub async fn open_db(path: &Path) -> Db {
-    let db = Db::open_sqlite(path).await.expect("sqlite opens");
+pub async fn open_db(location: &Location) -> Db {
+    let db = Db::open(location).await.expect("the database opens");
     db.migrate(&runtime::migrations()).await.expect("migrations run");
     db
+}
+
+/// What the other side of a race holds: SQLite's write lock, or on PostgreSQL a lock on `runs`
+/// that lets reads through and holds every write.
+pub enum WriteLock {
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+impl WriteLock {
+    pub async fn release(self) {
+        match self {
+            WriteLock::Sqlite(mut connection) => {
+                sqlx::query("COMMIT").execute(&mut *connection).await.unwrap();
+            }
+            WriteLock::Postgres(transaction) => transaction.commit().await.unwrap(),
+        }
+    }
 }
 
 impl Harness {
@@ -273,28 +300,50 @@ impl Harness {
         settings: RuntimeSettings,
     ) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db = open_db(&dir.path().join("runtime.sqlite")).await;
+        let location = test_location(dir.path()).await;
+        let db = open_db(&location).await;
         let runtime = Arc::new(Runtime::new(db.clone(), registry(tools), provider.clone(), settings));
-        Harness { dir, db, runtime, provider }
+        Harness { dir, location, db, runtime, provider }
     }
 
-    /// The SQLite pool, for tests that hold SQLite's write lock or break a table on purpose.
-    pub fn pool(&self) -> &SqlitePool {
+    /// Runs one statement with text parameters (`$1`, `$2`, …) on either database.
+    pub async fn exec(&self, sql: &'static str, binds: &[&str]) {
+        on!(&self.db, pool => {
+            let mut query = sqlx::query(sql);
+            for bind in binds {
+                query = query.bind(*bind);
+            }
+            query.execute(pool).await.map(|done| done.rows_affected())
+        })
+        .unwrap_or_else(|error| panic!("{sql}: {error}"));
+    }
+
+    /// Holds every write to `runs` until [`WriteLock::release`]; reads go on.
+    pub async fn hold_write_lock(&self) -> WriteLock {
         match &self.db {
-            Db::Sqlite(pool) => pool,
+            Db::Sqlite(pool) => {
+                let mut connection = pool.acquire().await.unwrap();
+                sqlx::query("BEGIN IMMEDIATE").execute(&mut *connection).await.unwrap();
+                WriteLock::Sqlite(connection)
+            }
+            Db::Postgres(pool) => {
+                let mut transaction = pool.begin().await.unwrap();
+                sqlx::query("LOCK TABLE runs IN EXCLUSIVE MODE").execute(&mut *transaction).await.unwrap();
+                WriteLock::Postgres(transaction)
+            }
         }
     }
 
     /// Simulates a restart: the old runtime and every connection go away, a new runtime opens the
     /// same file with its own provider and registry.
     pub async fn restart(self, tools: Vec<Arc<dyn Tool>>, script: Vec<Step>) -> Self {
-        let Harness { dir, db, runtime, provider: _ } = self;
+        let Harness { dir, location, db, runtime, provider: _ } = self;
         drop(runtime);
         db.close().await;
-        let db = open_db(&dir.path().join("runtime.sqlite")).await;
+        let db = open_db(&location).await;
         let provider = ScriptedProvider::new(script);
         let runtime = Arc::new(Runtime::new(db.clone(), registry(tools), provider.clone(), fast_settings()));
-        Harness { dir, db, runtime, provider }
+        Harness { dir, location, db, runtime, provider }
     }
 }
 

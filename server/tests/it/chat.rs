@@ -171,15 +171,18 @@ async fn the_list_shows_the_latest_conversations_up_to_its_bound() {
     let total = server::chat::LIST_LIMIT + 5;
     for n in 0..total {
         // Distinct update times, oldest first, so "latest" is well defined.
-        sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
-            .bind(format!("00000000-0000-4000-8000-{n:012}"))
-            .bind(user.id)
-            .bind(format!("Conversation {n}"))
-            .bind(1_000 + n)
-            .bind(1_000 + n)
-            .execute(server.pool())
-            .await
-            .unwrap();
+        db::on!(server.store().db(), pool => sqlx::query(
+            "INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(format!("00000000-0000-4000-8000-{n:012}"))
+        .bind(user.id)
+        .bind(format!("Conversation {n}"))
+        .bind(1_000 + n)
+        .bind(1_000 + n)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))
+        .unwrap();
     }
     let (status, list) = client.call_json("conversations", &[]).await;
     assert_eq!(status, 200, "{list}");

@@ -314,7 +314,7 @@ async fn a_message_is_refused_when_the_waiting_process_run_cannot_be_read() {
     let run_id = server.store().conversation(&id).await.unwrap().unwrap().run_id.unwrap();
     let shown = conversation["messages"].as_array().unwrap().len();
 
-    sqlx::query("ALTER TABLE runs RENAME TO runs_away").execute(server.pool()).await.unwrap();
+    server.exec("ALTER TABLE runs RENAME TO runs_away").await;
     let (status, body) =
         client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
     assert_eq!((status, body), (503, json!("Unavailable")));
@@ -322,7 +322,7 @@ async fn a_message_is_refused_when_the_waiting_process_run_cannot_be_read() {
     assert_eq!(after.status, ConversationStatus::AwaitingApproval, "the claim was given back");
     assert_eq!(after.run_id, Some(run_id));
     assert_eq!(server.store().messages(&id).await.unwrap().len(), shown, "the message was not recorded");
-    sqlx::query("ALTER TABLE runs_away RENAME TO runs").execute(server.pool()).await.unwrap();
+    server.exec("ALTER TABLE runs_away RENAME TO runs").await;
 
     let run = server.runtime().status(&runtime::Actor::user(1), run_id).await.unwrap().unwrap();
     assert_eq!(run.status, runtime::RunStatus::WaitingForApproval, "the run still waits");

@@ -3,7 +3,7 @@ use std::time::Duration;
 use crate::harness::TestServer;
 
 /// Reads the stream until an event of that name arrives (or fails after a few seconds).
-async fn next_event(response: &mut reqwest::Response, buffer: &mut String, name: &str) {
+pub async fn next_event(response: &mut reqwest::Response, buffer: &mut String, name: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
         if let Some(at) = buffer.find(&format!("event: {name}\n")) {

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use db::Location;
 use runtime::{Completion, CompletionRequest, ModelProvider, ProviderError};
 use serde_json::Value;
 use server::config::Config;
@@ -13,6 +14,11 @@ use tokio::sync::Semaphore;
 
 pub const PASSWORD: &str = "test-password";
 
+/// Short, so that work a stopped server left behind is taken over soon after a restart (on
+/// PostgreSQL only the lease tells a dead worker from a slow one). Heartbeats keep it while
+/// the work goes on.
+pub const LEASE: Duration = Duration::from_secs(3);
+
 /// No request in these tests takes more than a moment; one that hangs fails the test by name
 /// instead of stalling the whole run.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,6 +27,36 @@ pub struct TestServer {
     pub running: Option<Running>,
     pub base: String,
     pub dir: tempfile::TempDir,
+}
+
+/// Where the database of the test that owns `dir` lives: a SQLite file in it, or, when
+/// `TOURGUIDE_TEST_POSTGRES` names a server, a database of its own there. The choice is written
+/// into `dir`, so a server restarted on the same folder finds the same database.
+pub async fn location_in(dir: &tempfile::TempDir) -> Location {
+    let marker = dir.path().join("postgres-url");
+    if let Ok(url) = std::fs::read_to_string(&marker) {
+        return Location::Postgres(url);
+    }
+    match db::scratch_postgres().await.expect("a scratch PostgreSQL database") {
+        Some(url) => {
+            std::fs::write(&marker, &url).unwrap();
+            Location::Postgres(url)
+        }
+        None => Location::Sqlite(dir.path().join("test.db")),
+    }
+}
+
+/// The configuration a test server runs with, on the test's database.
+pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
+    Config {
+        database: location_in(dir).await,
+        address: "127.0.0.1:0".parse().unwrap(),
+        site_root: dir.path().join("site").display().to_string(),
+        demo_password: Some(PASSWORD.to_string()),
+        worker,
+        web: true,
+        lease: LEASE,
+    }
 }
 
 impl TestServer {
@@ -43,15 +79,9 @@ impl TestServer {
 
     /// `worker: false` is a web-only process: answers are recorded and nobody takes them.
     pub async fn start_configured(dir: tempfile::TempDir, services: Services, worker: bool) -> TestServer {
-        let config = Config {
-            database_path: dir.path().join("test.db"),
-            address: "127.0.0.1:0".parse().unwrap(),
-            site_root: dir.path().join("site").display().to_string(),
-            demo_password: Some(PASSWORD.to_string()),
-            worker,
-        };
+        let config = config_in(&dir, worker).await;
         let running = server::serve(&config, services).await.expect("server starts");
-        let base = format!("http://{}", running.address);
+        let base = format!("http://{}", running.address.expect("the server listens"));
         TestServer { running: Some(running), base, dir }
     }
 
@@ -59,11 +89,10 @@ impl TestServer {
         &self.running.as_ref().unwrap().store
     }
 
-    /// The SQLite pool, for tests that look at or change rows directly.
-    pub fn pool(&self) -> &sqlx::SqlitePool {
-        match self.store().db() {
-            db::Db::Sqlite(pool) => pool,
-        }
+    /// Runs one statement on the database, whichever it is.
+    pub async fn exec(&self, sql: &'static str) {
+        db::on!(self.store().db(), pool => sqlx::query(sql).execute(pool).await.map(|done| done.rows_affected()))
+            .unwrap_or_else(|error| panic!("{sql}: {error}"));
     }
 
     pub fn runtime(&self) -> &runtime::Runtime {

@@ -1,11 +1,15 @@
-//! Story tests over real HTTP on 127.0.0.1 against a real SQLite file.
+//! Story tests over real HTTP on 127.0.0.1 against a real database: a SQLite file, or, when
+//! `TOURGUIDE_TEST_POSTGRES` names a server (`scripts/test` runs the suite both ways), a fresh
+//! PostgreSQL database per test.
 
 mod chat;
 mod crash;
 mod decisions;
 mod events;
 mod harness;
+mod processes;
 mod questions;
+mod scale;
 mod scripted;
 mod security;
 mod startup;

@@ -376,7 +376,7 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
         row.recorded
     );
 
-    sqlx::query("DELETE FROM jobs").execute(server.pool()).await.unwrap();
+    server.exec("DELETE FROM jobs").await;
     let (_, after) = client.conversation(&id).await;
     assert_eq!(after["status"], "awaiting_input", "{after}");
     assert_eq!(after["messages"], before["messages"]);

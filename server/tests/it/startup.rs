@@ -13,7 +13,8 @@ fn a_bad_configuration_exits_non_zero_with_a_clear_error() {
 
     let output = Command::new(env!("CARGO_BIN_EXE_server")).arg("--frobnicate").output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown argument '--frobnicate'"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("unexpected argument '--frobnicate'"), "{stderr}");
 }
 
 #[tokio::test]
@@ -52,5 +53,6 @@ async fn a_turn_interrupted_by_a_stop_is_answered_after_the_restart() {
 }
 
 async fn job_states(server: &TestServer) -> Vec<String> {
-    sqlx::query_scalar::<_, String>("SELECT state FROM jobs ORDER BY id").fetch_all(server.pool()).await.unwrap()
+    db::on!(server.store().db(), pool => sqlx::query_scalar("SELECT state FROM jobs ORDER BY id").fetch_all(pool).await)
+        .unwrap()
 }

@@ -1,0 +1,235 @@
+//! Real server processes for the tests that kill or split them, and the OpenAI-compatible model
+//! they talk to (served by the test, in the wire format a real provider speaks). The model answers
+//! from the transcript and can hold a continuation in flight, so a kill lands while a run is
+//! really working.
+
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::routing::post;
+use axum::{Json, Router};
+use db::Location;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use crate::harness::{location_in, Client, PASSWORD};
+
+/// Short, so that a worker's work is taken over soon after it died (on PostgreSQL, where
+/// nothing but the lease tells a dead worker from a slow one).
+pub const LEASE_SECONDS: &str = "2";
+
+pub const NEW_TITLE: &str = "Bread that survives a crash";
+
+// --- the model ------------------------------------------------------------------------------
+
+#[derive(Clone)]
+struct FakeModel {
+    /// While set, a continuation (the model called after a tool result) never gets its answer.
+    hold: Arc<AtomicBool>,
+    held: mpsc::UnboundedSender<String>,
+    questions_asked: Arc<AtomicUsize>,
+    writes_proposed: Arc<AtomicUsize>,
+    continuations: Arc<AtomicUsize>,
+    requests: Arc<AtomicUsize>,
+    page_id: i64,
+}
+
+pub struct ModelHandle {
+    pub base_url: String,
+    pub hold: Arc<AtomicBool>,
+    held: mpsc::UnboundedReceiver<String>,
+    pub questions_asked: Arc<AtomicUsize>,
+    pub writes_proposed: Arc<AtomicUsize>,
+    /// Every continuation the model answered (a held one that died with its worker is not).
+    pub continuations: Arc<AtomicUsize>,
+    /// Every call the model received.
+    pub requests: Arc<AtomicUsize>,
+}
+
+impl ModelHandle {
+    pub async fn start(page_id: i64) -> ModelHandle {
+        let (sender, held) = mpsc::unbounded_channel();
+        let model = FakeModel {
+            hold: Arc::new(AtomicBool::new(true)),
+            held: sender,
+            questions_asked: Arc::default(),
+            writes_proposed: Arc::default(),
+            continuations: Arc::default(),
+            requests: Arc::default(),
+            page_id,
+        };
+        let handle = ModelHandle {
+            base_url: String::new(),
+            hold: model.hold.clone(),
+            held,
+            questions_asked: model.questions_asked.clone(),
+            writes_proposed: model.writes_proposed.clone(),
+            continuations: model.continuations.clone(),
+            requests: model.requests.clone(),
+        };
+        let app = Router::new().route("/v1/chat/completions", post(complete)).with_state(model);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        ModelHandle { base_url: format!("http://{address}/v1"), ..handle }
+    }
+
+    /// Waits until a continuation is being held, and returns the tool result it carries.
+    pub async fn continuation_in_flight(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(30), self.held.recv())
+            .await
+            .expect("the run never called the model after the tool result")
+            .unwrap()
+    }
+}
+
+fn tool_call(name: &str, arguments: Value) -> Json<Value> {
+    Json(json!({
+        "choices": [{
+            "message": { "role": "assistant", "content": null, "tool_calls": [{
+                "id": format!("call_{name}"), "type": "function",
+                "function": { "name": name, "arguments": arguments.to_string() }
+            }]},
+            "finish_reason": "tool_calls"
+        }]
+    }))
+}
+
+fn text(content: String) -> Json<Value> {
+    Json(json!({ "choices": [{ "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }] }))
+}
+
+async fn complete(State(model): State<FakeModel>, Json(request): Json<Value>) -> Json<Value> {
+    model.requests.fetch_add(1, Ordering::SeqCst);
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let content = last["content"].as_str().unwrap_or_default().to_string();
+    match last["role"].as_str() {
+        Some("tool") => {
+            if model.hold.load(Ordering::SeqCst) {
+                let _ = model.held.send(content.clone());
+                // The server is killed while it waits here; the connection simply goes away.
+                std::future::pending::<()>().await;
+            }
+            model.continuations.fetch_add(1, Ordering::SeqCst);
+            text(format!("Noted: {content}"))
+        }
+        Some("user") if content.contains("ask me") => {
+            model.questions_asked.fetch_add(1, Ordering::SeqCst);
+            tool_call("ask_choice", json!({ "question": "Which crust?", "options": ["Crisp", "Soft"] }))
+        }
+        Some("user") if content.contains("write it") => {
+            model.writes_proposed.fetch_add(1, Ordering::SeqCst);
+            tool_call("update_page_field", json!({ "page_id": model.page_id, "field": "title", "value": NEW_TITLE }))
+        }
+        _ => text(format!("You said: {content}")),
+    }
+}
+
+// --- the server process ---------------------------------------------------------------------
+
+pub struct ServerProcess {
+    child: Child,
+    /// Where it serves HTTP; `None` for a worker-only process.
+    pub base: Option<String>,
+}
+
+/// The `--database` value of the test that owns `dir`.
+pub async fn database_of(dir: &tempfile::TempDir) -> String {
+    match location_in(dir).await {
+        Location::Sqlite(path) => path.display().to_string(),
+        Location::Postgres(url) => url,
+    }
+}
+
+impl ServerProcess {
+    /// A process that serves HTTP, with or without the worker.
+    pub async fn start(dir: &tempfile::TempDir, model: &ModelHandle, worker: bool) -> ServerProcess {
+        Self::spawn(dir, model, true, worker).await.expect("the server starts")
+    }
+
+    /// A process that only runs the worker.
+    pub async fn worker(dir: &tempfile::TempDir, model: &ModelHandle) -> ServerProcess {
+        Self::spawn(dir, model, false, true).await.expect("the worker starts")
+    }
+
+    /// Starts the binary and waits for the line that says it is up; the error is what it said
+    /// before it exited instead.
+    pub async fn spawn(
+        dir: &tempfile::TempDir,
+        model: &ModelHandle,
+        web: bool,
+        worker: bool,
+    ) -> Result<ServerProcess, String> {
+        let switch = |on: bool| if on { "on" } else { "off" };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("TOURGUIDE_DATABASE", database_of(dir).await)
+            .env("TOURGUIDE_ADDRESS", "127.0.0.1:0")
+            .env("LEPTOS_SITE_ROOT", dir.path().join("site"))
+            .env("TOURGUIDE_DEMO_PASSWORD", PASSWORD)
+            .env("TOURGUIDE_OPENAI_MODEL", "fake-model")
+            .env("TOURGUIDE_OPENAI_BASE_URL", &model.base_url)
+            .env("TOURGUIDE_WORKER", switch(worker))
+            .env("TOURGUIDE_WEB", switch(web))
+            .env("TOURGUIDE_LEASE_SECONDS", LEASE_SECONDS)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the server binary starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut errors = BufReader::new(child.stderr.take().unwrap()).lines();
+        let up = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(address) = line.strip_prefix("Tourguide listens on ") {
+                    return Ok(Some(address.trim().to_string()));
+                }
+                if line.starts_with("Tourguide works on ") {
+                    return Ok(None);
+                }
+            }
+            let mut said = Vec::new();
+            while let Ok(Some(line)) = errors.next_line().await {
+                said.push(line);
+            }
+            Err(said.join("\n"))
+        })
+        .await
+        .expect("the server starts or exits within 30 s")?;
+        // Keep draining both pipes so the process never blocks on a full one.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = errors.next_line().await {
+                eprintln!("[server] {line}");
+            }
+        });
+        Ok(ServerProcess { child, base: up })
+    }
+
+    pub fn base(&self) -> &str {
+        self.base.as_deref().expect("this process serves HTTP")
+    }
+
+    /// SIGKILL: no shutdown hook, no flush, no graceful anything.
+    pub async fn kill_9(mut self) {
+        self.child.start_kill().unwrap();
+        let status = self.child.wait().await.unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(9), "the server died of SIGKILL");
+    }
+
+    /// A new browser session on this process (a restart listens on another port).
+    pub async fn signed_in(&self) -> Client {
+        let client = Client::new(self.base());
+        client.sign_in("demo").await;
+        client
+    }
+}
