@@ -1,9 +1,13 @@
 import { defineConfig, devices } from "@playwright/test";
 
 // The server under test gets its own port, database and demo password, so a developer's running
-// instance (port 3000, ./data) is never touched.
+// instance (port 3000, ./data) is never touched. With E2E_DATABASE (a postgres:// URL) the same
+// tests run against two web processes (A serves the pages, B is there to post through) and a
+// separate worker process, all on that database (scripts/e2e-servers).
 const PORT = Number(process.env.E2E_PORT ?? 3210);
 export const BASE_URL = `http://127.0.0.1:${PORT}`;
+const SECOND_PORT = Number(process.env.E2E_SECOND_PORT ?? 3211);
+const MULTI_PROCESS = !!process.env.E2E_DATABASE;
 
 const chromium = {
   ...devices["Desktop Chrome"],
@@ -33,18 +37,16 @@ export default defineConfig({
   reporter: [["list"]],
   use: { baseURL: BASE_URL, trace: "off" },
   webServer: {
-    command: "rm -rf target/e2e && mkdir -p target/e2e && exec target/debug/server",
+    command: "scripts/e2e-servers",
     cwd: "..",
     url: `${BASE_URL}/login`,
     reuseExistingServer: false,
     timeout: 60_000,
     stdout: "pipe",
     env: {
-      TOURGUIDE_DATABASE: "target/e2e/tourguide.db",
-      TOURGUIDE_ADDRESS: `127.0.0.1:${PORT}`,
-      LEPTOS_SITE_ROOT: "target/site",
-      TOURGUIDE_DEMO_PASSWORD: "e2e-demo-password",
-      RUST_LOG: "warn",
+      E2E_PORT: String(PORT),
+      E2E_SECOND_PORT: String(SECOND_PORT),
+      ...(MULTI_PROCESS ? { E2E_DATABASE: process.env.E2E_DATABASE! } : {}),
     },
   },
   projects: [

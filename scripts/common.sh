@@ -95,7 +95,13 @@ as_postgres() {
 
 ensure_postgres() {
   export TOURGUIDE_TEST_POSTGRES="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
-  local bin
+  start_postgres_cluster "$PG_DIR" "$PG_PORT" "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+}
+
+# start_postgres_cluster DIR PORT SETTINGS: creates the cluster in DIR unless it exists, and starts
+# it on 127.0.0.1:PORT unless something answers there. Installs Debian's postgresql if missing.
+start_postgres_cluster() {
+  local dir="$1" port="$2" settings="$3" bin
   bin="$(postgres_bin)"
   if [ -z "$bin" ]; then
     step "installing Debian's postgresql"
@@ -103,18 +109,18 @@ ensure_postgres() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql
     bin="$(postgres_bin)"
   fi
-  if "$bin/pg_isready" -q -h 127.0.0.1 -p "$PG_PORT"; then
+  if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
     return
   fi
-  mkdir -p "$PG_DIR"
-  if [ "$(id -u)" -eq 0 ]; then chown postgres "$PG_DIR"; fi
-  if [ ! -f "$PG_DIR/data/PG_VERSION" ]; then
-    step "creating a throw-away PostgreSQL cluster in target/postgres"
-    as_postgres "$bin/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
+  mkdir -p "$dir"
+  if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    step "creating a throw-away PostgreSQL cluster in ${dir#"$ROOT"/}"
+    as_postgres "$bin/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --no-sync >/dev/null
   fi
-  step "starting PostgreSQL on 127.0.0.1:$PG_PORT"
-  as_postgres "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -s start \
-    -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -k $PG_DIR -c max_connections=500 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+  step "starting PostgreSQL on 127.0.0.1:$port"
+  as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w -s start \
+    -o "-p $port -c listen_addresses=127.0.0.1 -k $dir -c max_connections=500 $settings"
 }
 
 # Drops the databases earlier test runs left on the cluster (one per test, named tg_…).

@@ -1,8 +1,10 @@
 //! `scripts/bench` runs this against the release server binary and writes `bench/RESULTS.md`.
 //!
-//! Every figure comes from real requests over loopback to a real server process on a real SQLite
-//! file; the model is an OpenAI-compatible stand-in that answers at once (see `model`), so the
-//! figures are the server's own. Loops are bounded by a count, never by time.
+//! Every figure comes from real requests over loopback to real server processes on a real SQLite
+//! file (and, side by side, on PostgreSQL with two web processes and a worker, when
+//! `TOURGUIDE_TEST_POSTGRES` names a server); the model is an OpenAI-compatible stand-in that
+//! answers at once (see `model`), so the figures are the server's own. Loops are bounded by a
+//! count, never by time.
 
 mod model;
 mod process;
@@ -67,9 +69,19 @@ async fn main() {
     eprintln!("answer → continuation latency");
     scenarios::answer_to_continuation(&mut report, &client, &model).await;
     eprintln!("answer throughput");
-    scenarios::answer_throughput(&mut report, &client).await;
+    let answers = scenarios::answer_throughput(&mut report, &client).await;
     eprintln!("poll throughput");
-    scenarios::poll_throughput(&mut report, &server, &client).await;
+    let (fast, full) = scenarios::poll_throughput(&mut report, &server, &client).await;
+    match db::scratch_postgres().await.expect("a database on the bench's PostgreSQL server") {
+        Some(url) => {
+            eprintln!("the same on PostgreSQL, 2 web processes + 1 worker");
+            let described = db::Location::parse(&url).describe();
+            let start =
+                async |role| process::ServerProcess::spawn(&args.server, &args.site, &url, &model_url, role).await;
+            scenarios::postgres_side_by_side(&mut report, start, (&answers, &fast, &full), &described).await;
+        }
+        None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
+    }
     eprintln!("server-side rendering");
     scenarios::ssr_of_a_long_conversation(&mut report, &server, &client).await;
     eprintln!("growth to 100,000 conversations");

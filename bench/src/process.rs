@@ -1,7 +1,7 @@
 //! The release server binary as a child process (so its memory is its own), and a signed-in
 //! HTTP client for it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,16 +13,39 @@ pub const PASSWORD: &str = "bench-password";
 
 pub struct ServerProcess {
     child: Child,
+    /// Where it serves HTTP (empty for a worker-only process).
     pub base: String,
-    pub database: PathBuf,
+    /// Its `--database`: a SQLite file or a postgres:// URL.
+    pub database: String,
+}
+
+/// What one server process does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Web server and worker: the embedded default.
+    Both,
+    Web,
+    Worker,
 }
 
 impl ServerProcess {
+    /// One process doing everything, on a SQLite file in `dir`.
     pub async fn start(binary: &Path, site_root: &Path, dir: &Path, model_url: &str) -> ServerProcess {
-        let database = dir.join("bench.db");
+        let database = dir.join("bench.db").display().to_string();
+        Self::spawn(binary, site_root, &database, model_url, Role::Both).await
+    }
+
+    pub async fn spawn(binary: &Path, site_root: &Path, database: &str, model_url: &str, role: Role) -> ServerProcess {
+        let (web, worker) = match role {
+            Role::Both => ("on", "on"),
+            Role::Web => ("on", "off"),
+            Role::Worker => ("off", "on"),
+        };
         let mut child = Command::new(binary)
-            .env("TOURGUIDE_DATABASE", &database)
+            .env("TOURGUIDE_DATABASE", database)
             .env("TOURGUIDE_ADDRESS", "127.0.0.1:0")
+            .env("TOURGUIDE_WEB", web)
+            .env("TOURGUIDE_WORKER", worker)
             .env("LEPTOS_SITE_ROOT", site_root)
             .env("TOURGUIDE_DEMO_PASSWORD", PASSWORD)
             .env("TOURGUIDE_OPENAI_MODEL", "bench-model")
@@ -34,13 +57,21 @@ impl ServerProcess {
             .expect("the server binary starts (build it with scripts/bench)");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let base = loop {
-            let line = lines.next_line().await.unwrap().expect("the server exited before it listened");
+            let line = lines.next_line().await.unwrap().expect("the server exited before it was up");
             if let Some(address) = line.strip_prefix("Tourguide listens on ") {
                 break address.trim().to_string();
             }
+            if line.starts_with("Tourguide works on ") {
+                break String::new();
+            }
         };
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        ServerProcess { child, base, database }
+        ServerProcess { child, base, database: database.to_string() }
+    }
+
+    /// The database the process works on, opened by the bench to add rows directly.
+    pub async fn open_database(&self) -> db::Db {
+        db::Db::open(&db::Location::parse(&self.database)).await.expect("the bench opens the server's database")
     }
 
     /// Resident set size of the server process, from the kernel's own account.

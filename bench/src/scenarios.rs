@@ -5,12 +5,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use db::{on, Db};
 use futures::StreamExt;
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool};
 use tokio::sync::mpsc;
 
 use crate::model::{option_of, Model};
-use crate::process::{Client, ServerProcess};
+use crate::process::{Client, Role, ServerProcess};
 use crate::stats::{bounded, ms, per_second, Sample};
 
 pub struct Report {
@@ -264,17 +264,36 @@ pub async fn answer_to_continuation(report: &mut Report, client: &Client, model:
 const THROUGHPUT_ANSWERS: usize = 1_000;
 const CONCURRENCY: usize = 8;
 
-pub async fn answer_throughput(report: &mut Report, client: &Client) {
-    let questions = Arc::new(asked(client, THROUGHPUT_ANSWERS, "load-").await);
-    let (client_, questions_) = (client.clone(), questions.clone());
+/// What a load loop measured: each call's latency, and the wall time of the whole loop.
+pub struct Load {
+    pub sample: Sample,
+    pub elapsed: Duration,
+}
+
+impl Load {
+    pub fn throughput(&self) -> String {
+        per_second(self.sample.len(), self.elapsed)
+    }
+}
+
+/// `THROUGHPUT_ANSWERS` distinct questions answered by `CONCURRENCY` clients, spread over the web
+/// processes of `clients` (the first sets the questions up); returns once every run finished.
+pub async fn answer_load(clients: &[Client]) -> Load {
+    let questions = Arc::new(asked(&clients[0], THROUGHPUT_ANSWERS, "load-").await);
+    let (clients_, questions_) = (Arc::new(clients.to_vec()), questions.clone());
     let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
-        let (client, questions) = (client_.clone(), questions_.clone());
-        async move { answer(&client, &questions[i]).await }
+        let (clients, questions) = (clients_.clone(), questions_.clone());
+        async move { answer(&clients[i % clients.len()], &questions[i]).await }
     })
     .await;
     for question in questions.iter() {
-        client.settled(&question.id).await;
+        clients[0].settled(&question.id).await;
     }
+    Load { sample, elapsed }
+}
+
+pub async fn answer_throughput(report: &mut Report, client: &Client) -> Load {
+    let load = answer_load(std::slice::from_ref(client)).await;
     report.section(
         "Answer endpoint throughput",
         &format!(
@@ -286,13 +305,14 @@ pub async fn answer_throughput(report: &mut Report, client: &Client) {
     report.table(
         &["answers", "wall time", "throughput", "p50", "p99"],
         &[vec![
-            sample.len().to_string(),
-            ms(elapsed),
-            per_second(sample.len(), elapsed),
-            ms(sample.p50()),
-            ms(sample.p99()),
+            load.sample.len().to_string(),
+            ms(load.elapsed),
+            load.throughput(),
+            ms(load.sample.p50()),
+            ms(load.sample.p99()),
         ]],
     );
+    load
 }
 
 // --- polls --------------------------------------------------------------------------------------
@@ -310,69 +330,103 @@ async fn working_conversation(client: &Client) -> String {
     id
 }
 
-async fn poll_load(client: &Client, id: &str, after: &str, total: usize) -> (Sample, Duration) {
-    let (client, id, after) = (client.clone(), id.to_string(), after.to_string());
-    bounded(total, CONCURRENCY, move |_| {
-        let (client, id, after) = (client.clone(), id.clone(), after.clone());
+async fn poll_load(clients: &[Client], id: &str, after: &str, total: usize) -> Load {
+    let (clients, id, after) = (Arc::new(clients.to_vec()), id.to_string(), after.to_string());
+    let (sample, elapsed) = bounded(total, CONCURRENCY, move |i| {
+        let (clients, id, after) = (clients.clone(), id.clone(), after.clone());
         async move {
-            let (status, body) = client.call_json("poll", &[("id", &id), ("after", &after)]).await;
+            let (status, body) = clients[i % clients.len()].call_json("poll", &[("id", &id), ("after", &after)]).await;
             assert_eq!(status, 200);
             // `after=0` must always carry the conversation; a count that is up to date never does.
             assert_eq!(body["conversation"].is_null(), after != "0", "{body}");
         }
     })
-    .await
+    .await;
+    Load { sample, elapsed }
 }
 
 /// Messages the poll scenario puts before the working turn, so "full" has a transcript to carry.
 const POLLED_HISTORY: usize = 100;
 
-pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client: &Client) {
-    let id = working_conversation(client).await;
+/// Fast and full polls of one working conversation with a history, spread over `clients`.
+pub async fn poll_loads(server: &ServerProcess, clients: &[Client]) -> (Load, Load) {
+    let id = working_conversation(&clients[0]).await;
     insert_messages(server, &id, POLLED_HISTORY).await;
     let known = (POLLED_HISTORY + 1).to_string();
-    let (fast, fast_elapsed) = poll_load(client, &id, &known, FAST_POLLS).await;
-    let (full, full_elapsed) = poll_load(client, &id, "0", FULL_POLLS).await;
+    let fast = poll_load(clients, &id, &known, FAST_POLLS).await;
+    let full = poll_load(clients, &id, "0", FULL_POLLS).await;
+    (fast, full)
+}
+
+pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client: &Client) -> (Load, Load) {
+    let (fast, full) = poll_loads(server, std::slice::from_ref(client)).await;
+    let known = POLLED_HISTORY + 1;
     report.section(
         "Poll throughput",
         &format!(
-            "`POST /api/poll` on a conversation whose turn is working and which has {} messages, {CONCURRENCY} \
+            "`POST /api/poll` on a conversation whose turn is working and which has {known} messages, {CONCURRENCY} \
              concurrent clients. Fast path: the client already has every message (`after={known}`), so the server \
              checks the session, ownership, status and the message count, and reads no message. Full: `after=0`, the \
-             whole conversation as the page renders it (Markdown rendered and sanitised).",
-            POLLED_HISTORY + 1
+             whole conversation as the page renders it (Markdown rendered and sanitised)."
         ),
     );
-    report.table(
-        &["poll", "requests", "throughput", "p50", "p99"],
-        &[
-            vec![
-                "fast path".into(),
-                fast.len().to_string(),
-                per_second(fast.len(), fast_elapsed),
-                ms(fast.p50()),
-                ms(fast.p99()),
-            ],
-            vec![
-                "full".into(),
-                full.len().to_string(),
-                per_second(full.len(), full_elapsed),
-                ms(full.p50()),
-                ms(full.p99()),
-            ],
-        ],
+    let row = |name: &str, load: &Load| {
+        vec![
+            name.into(),
+            load.sample.len().to_string(),
+            load.throughput(),
+            ms(load.sample.p50()),
+            ms(load.sample.p99()),
+        ]
+    };
+    report.table(&["poll", "requests", "throughput", "p50", "p99"], &[row("fast path", &fast), row("full", &full)]);
+    (fast, full)
+}
+
+/// The same answer and poll loads on PostgreSQL with two web processes and a separate worker
+/// process, beside the figures the single SQLite process gave above.
+pub async fn postgres_side_by_side(
+    report: &mut Report,
+    start: impl AsyncFn(Role) -> ServerProcess,
+    sqlite: (&Load, &Load, &Load),
+    postgres: &str,
+) {
+    let worker = start(Role::Worker).await;
+    let web_a = start(Role::Web).await;
+    let web_b = start(Role::Web).await;
+    let clients = [Client::signed_in(&web_a.base, "demo").await, Client::signed_in(&web_b.base, "demo").await];
+    let answers = answer_load(&clients).await;
+    let (fast, full) = poll_loads(&web_a, &clients).await;
+    report.section(
+        "SQLite and PostgreSQL side by side",
+        &format!(
+            "The answer and poll loads above, run again on PostgreSQL ({postgres}) with two web processes and a \
+             separate worker process, the {CONCURRENCY} clients spread over both web processes, all on the same two \
+             cores as the database server and the load generator. SQLite: the one process measured above."
+        ),
     );
+    let row = |name: &str, sqlite: &Load, postgres: &Load| {
+        vec![
+            name.into(),
+            sqlite.throughput(),
+            format!("{} / {}", ms(sqlite.sample.p50()), ms(sqlite.sample.p99())),
+            postgres.throughput(),
+            format!("{} / {}", ms(postgres.sample.p50()), ms(postgres.sample.p99())),
+        ]
+    };
+    report.table(
+        &["load", "SQLite, 1 process", "p50 / p99", "PostgreSQL, 2 web + 1 worker", "p50 / p99"],
+        &[row("answers", sqlite.0, &answers), row("fast poll", sqlite.1, &fast), row("full poll", sqlite.2, &full)],
+    );
+    for process in [web_a, web_b, worker] {
+        process.stop().await;
+    }
 }
 
 // --- server-side rendering ----------------------------------------------------------------------
 
 const LONG_CONVERSATION: usize = 200;
 const SSR_ROUNDS: usize = 100;
-
-async fn database(server: &ServerProcess) -> SqlitePool {
-    let options = SqliteConnectOptions::new().filename(&server.database).busy_timeout(Duration::from_secs(30));
-    SqlitePool::connect_with(options).await.unwrap()
-}
 
 fn message_text(n: usize) -> String {
     if n.is_multiple_of(2) {
@@ -388,20 +442,22 @@ fn message_text(n: usize) -> String {
 
 /// Appends `count` messages (alternating question and Markdown answer) straight to the database.
 async fn insert_messages(server: &ServerProcess, id: &str, count: usize) {
-    let pool = database(server).await;
-    let mut tx = pool.begin().await.unwrap();
-    for n in 0..count {
-        sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
-            .bind(id)
-            .bind(if n % 2 == 0 { "user" } else { "assistant" })
-            .bind(message_text(n))
-            .bind(1_700_000_000 + n as i64)
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-    }
-    tx.commit().await.unwrap();
-    pool.close().await;
+    let db = server.open_database().await;
+    on!(&db, pool => {
+        let mut tx = pool.begin().await.unwrap();
+        for n in 0..count {
+            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES ($1, $2, $3, $4)")
+                .bind(id)
+                .bind(if n.is_multiple_of(2) { "user" } else { "assistant" })
+                .bind(message_text(n))
+                .bind(1_700_000_000 + n as i64)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+    });
+    db.close().await;
 }
 
 pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProcess, client: &Client) {
@@ -449,34 +505,36 @@ fn conversation_id(n: usize) -> String {
 }
 
 /// Adds conversations `from..to` to the user, each with a question and an answer.
-async fn add_conversations(pool: &SqlitePool, user: i64, from: usize, to: usize) {
-    let mut tx = pool.begin().await.unwrap();
-    for n in from..to {
-        let id = conversation_id(n);
-        let at = 1_700_000_000 + n as i64;
-        sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)")
-            .bind(&id)
-            .bind(user)
-            .bind(format!("Conversation {n}"))
-            .bind(at)
-            .bind(at)
-            .execute(&mut *tx)
-            .await
-            .unwrap();
-        for (role, content) in
-            [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")]
-        {
-            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES (?, ?, ?, ?)")
+async fn add_conversations(db: &Db, user: i64, from: usize, to: usize) {
+    on!(db, pool => {
+        let mut tx = pool.begin().await.unwrap();
+        for n in from..to {
+            let id = conversation_id(n);
+            let at = 1_700_000_000 + n as i64;
+            sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)")
                 .bind(&id)
-                .bind(role)
-                .bind(content)
+                .bind(user)
+                .bind(format!("Conversation {n}"))
+                .bind(at)
                 .bind(at)
                 .execute(&mut *tx)
                 .await
                 .unwrap();
+            for (role, content) in
+                [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")]
+            {
+                sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES ($1, $2, $3, $4)")
+                    .bind(&id)
+                    .bind(role)
+                    .bind(content)
+                    .bind(at)
+                    .execute(&mut *tx)
+                    .await
+                    .unwrap();
+            }
         }
-    }
-    tx.commit().await.unwrap();
+        tx.commit().await.unwrap();
+    });
 }
 
 async fn timed(rounds: usize, mut call: impl AsyncFnMut()) -> Sample {
@@ -490,15 +548,15 @@ async fn timed(rounds: usize, mut call: impl AsyncFnMut()) -> Sample {
 }
 
 pub async fn growth(report: &mut Report, server: &ServerProcess) {
-    let pool = database(server).await;
+    let db = server.open_database().await;
     let hash = server::auth::hash_password(crate::process::PASSWORD);
-    sqlx::query("INSERT INTO users (username, password_hash, created_at) VALUES ('growth', ?, 0)")
-        .bind(hash)
-        .execute(&pool)
-        .await
-        .unwrap();
-    let user: i64 =
-        sqlx::query_scalar("SELECT id FROM users WHERE username = 'growth'").fetch_one(&pool).await.unwrap();
+    let user: i64 = on!(&db, pool => sqlx::query_scalar(
+        "INSERT INTO users (username, password_hash, created_at) VALUES ('growth', $1, 0) RETURNING id",
+    )
+    .bind(&hash)
+    .fetch_one(pool)
+    .await)
+    .unwrap();
     let client = Client::signed_in(&server.base, "growth").await;
     let working = working_conversation(&client).await;
     let idle = conversation_id(0);
@@ -507,7 +565,7 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
     let mut have = 0;
     for size in SIZES {
         let adding = Instant::now();
-        add_conversations(&pool, user, have, size).await;
+        add_conversations(&db, user, have, size).await;
         let added_in = adding.elapsed();
         have = size;
         let list = timed(GROWTH_ROUNDS, async || {
@@ -539,7 +597,7 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
             format!("{:.1} s", added_in.as_secs_f64()),
         ]);
     }
-    pool.close().await;
+    db.close().await;
     report.section(
         "List and poll latency as conversations grow",
         &format!(

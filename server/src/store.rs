@@ -231,6 +231,51 @@ enum Then<'a> {
     DropUndelivered,
 }
 
+/// The PostgreSQL form of a guarded write: the UPDATE as a CTE that returns the row it claimed,
+/// each following write reading its conversation from it (so none happens unless the UPDATE hit),
+/// and the count of claimed rows as the answer. Returns the statement and the values to bind
+/// after the UPDATE's own `arg_count`.
+fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: i64) -> (String, Vec<Arg<'a>>) {
+    let mut sql = format!("WITH claimed AS ({update} RETURNING id)");
+    let mut extra = Vec::new();
+    for (index, step) in then.iter().enumerate() {
+        let first = arg_count + extra.len() + 1;
+        match *step {
+            Then::Message { role, content, notice } => {
+                sql.push_str(&format!(
+                    ", w{index} AS (INSERT INTO messages (conversation_id, role, content, notice, created_at)
+                      SELECT id, ${}, ${}, ${}, ${} FROM claimed)",
+                    first,
+                    first + 1,
+                    first + 2,
+                    first + 3
+                ));
+                extra.extend([
+                    Arg::Text(role.as_str()),
+                    Arg::Text(content),
+                    Arg::MaybeText(notice.map(Notice::as_str)),
+                    Arg::Int(at),
+                ]);
+            }
+            Then::Job => {
+                sql.push_str(&format!(
+                    ", w{index} AS (INSERT INTO jobs (conversation_id, kind, created_at) SELECT id, 'turn', ${first} FROM claimed)"
+                ));
+                extra.push(Arg::Int(at));
+            }
+            Then::DropUndelivered => {
+                sql.push_str(&format!(
+                    ", w{index} AS (DELETE FROM messages WHERE id = (
+                          SELECT m.id FROM messages m JOIN claimed c ON m.conversation_id = c.id ORDER BY m.id DESC LIMIT 1
+                      ) AND notice IN ('input_answer', 'decision'))"
+                ));
+            }
+        }
+    }
+    sql.push_str(" SELECT COUNT(*) FROM claimed");
+    (sql, extra)
+}
+
 impl Store {
     pub fn new(db: Db) -> Self {
         Store { db }
@@ -241,8 +286,10 @@ impl Store {
     }
 
     /// One guarded write: an UPDATE of a conversation row that must hit exactly one row, then the
-    /// writes that go with it (on the same conversation), in one transaction. If the UPDATE hits no row nothing is written
-    /// and the answer is false: someone else won, or the row is not in the state expected.
+    /// writes that go with it (on the same conversation), all or nothing. If the UPDATE hits no
+    /// row nothing is written and the answer is false: someone else won, or the row is not in the
+    /// state expected. SQLite runs the statements in one transaction in-process; PostgreSQL gets
+    /// them as one statement (data-modifying CTEs), one round trip instead of one per write.
     async fn guarded(
         &self,
         conversation_id: &str,
@@ -251,49 +298,58 @@ impl Store {
         then: &[Then<'_>],
     ) -> Result<bool, StoreError> {
         let at = now();
-        on!(&self.db, pool => {
-            let mut tx = pool.begin().await?;
-            if bind_args!(sqlx::query(update), args).execute(&mut *tx).await?.rows_affected() != 1 {
-                tx.rollback().await?;
-                return Ok(false);
-            }
-            for step in then {
-                match *step {
-                    Then::Message { role, content, notice } => {
-                        sqlx::query(
-                            "INSERT INTO messages (conversation_id, role, content, notice, created_at)
-                             VALUES ($1, $2, $3, $4, $5)",
-                        )
-                        .bind(conversation_id)
-                        .bind(role.as_str())
-                        .bind(content)
-                        .bind(notice.map(Notice::as_str))
-                        .bind(at)
-                        .execute(&mut *tx)
-                        .await?;
-                    }
-                    Then::Job => {
-                        sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'turn', $2)")
+        match &self.db {
+            Db::Sqlite(pool) => {
+                let mut tx = pool.begin().await?;
+                if bind_args!(sqlx::query(update), args).execute(&mut *tx).await?.rows_affected() != 1 {
+                    tx.rollback().await?;
+                    return Ok(false);
+                }
+                for step in then {
+                    match *step {
+                        Then::Message { role, content, notice } => {
+                            sqlx::query(
+                                "INSERT INTO messages (conversation_id, role, content, notice, created_at)
+                                 VALUES ($1, $2, $3, $4, $5)",
+                            )
                             .bind(conversation_id)
+                            .bind(role.as_str())
+                            .bind(content)
+                            .bind(notice.map(Notice::as_str))
                             .bind(at)
                             .execute(&mut *tx)
                             .await?;
-                    }
-                    Then::DropUndelivered => {
-                        sqlx::query(
-                            "DELETE FROM messages WHERE id = (
-                                 SELECT id FROM messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1
-                             ) AND notice IN ('input_answer', 'decision')",
-                        )
-                        .bind(conversation_id)
-                        .execute(&mut *tx)
-                        .await?;
+                        }
+                        Then::Job => {
+                            sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'turn', $2)")
+                                .bind(conversation_id)
+                                .bind(at)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                        Then::DropUndelivered => {
+                            sqlx::query(
+                                "DELETE FROM messages WHERE id = (
+                                     SELECT id FROM messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1
+                                 ) AND notice IN ('input_answer', 'decision')",
+                            )
+                            .bind(conversation_id)
+                            .execute(&mut *tx)
+                            .await?;
+                        }
                     }
                 }
+                tx.commit().await?;
+                Ok(true)
             }
-            tx.commit().await?;
-            Ok(true)
-        })
+            Db::Postgres(pool) => {
+                let (sql, extra) = guarded_statement(update, args.len(), then, at);
+                let all: Vec<Arg<'_>> = args.iter().copied().chain(extra).collect();
+                let claimed: i64 =
+                    bind_args!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &all).fetch_one(pool).await?;
+                Ok(claimed == 1)
+            }
+        }
     }
 
     /// An UPDATE outside a transaction; true when it hit exactly one row.
