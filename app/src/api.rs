@@ -95,7 +95,8 @@ pub async fn set_language(language: String) -> Result<(), AppError> {
 }
 
 /// Answers the question the conversation waits on: a button (`choice`, the option's value as JSON),
-/// typed text (`free_text`) or a filled form (`fields`). Exactly one of them.
+/// typed text (`free_text`) or a filled form (`fields`), exactly one of them; or `decline` for a
+/// question that offers declining.
 #[server(endpoint = "answer")]
 pub async fn answer(
     conversation_id: String,
@@ -103,19 +104,23 @@ pub async fn answer(
     choice: Option<String>,
     free_text: Option<String>,
     fields: Option<std::collections::BTreeMap<String, String>>,
+    decline: Option<String>,
 ) -> Result<(), AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
     use crate::input_form::InputAnswer;
     let user = signed_in()?;
-    let given = (choice.filter(|c| !c.is_empty()), free_text.filter(|t| !t.is_empty()), fields);
+    let declined = decline.is_some_and(|decline| !decline.is_empty());
+    let given = (choice.filter(|c| !c.is_empty()), free_text.filter(|t| !t.is_empty()), fields, declined);
     let answer = match given {
-        (Some(choice), None, None) => {
+        (Some(choice), None, None, false) => {
             // Anything that is not JSON cannot equal an offered value.
             let value = serde_json::from_str(&choice).map_err(|_| fail(AppError::AnswerNotOffered))?;
             InputAnswer::Choice(value)
         }
-        (None, Some(text), None) => InputAnswer::FreeText(text),
-        (None, None, Some(fields)) => InputAnswer::FormFields(fields),
+        (None, Some(text), None, false) => InputAnswer::FreeText(text),
+        (None, None, Some(fields), false) => InputAnswer::FormFields(fields),
+        // A declining form may carry the fields it shows; they are not sent anywhere.
+        (None, None, _, true) => InputAnswer::Decline,
         _ => return Err(fail(AppError::AnswerNotOffered)),
     };
     chat()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await.map_err(fail)

@@ -138,6 +138,7 @@ catalogue! {
     HandBackApproverNotPermitted => "Your own permissions do not cover this change, so you may not approve it and nothing was carried out.", "Deine eigenen Rechte decken diese Änderung nicht ab, deshalb darfst du sie nicht freigeben, und es wurde nichts ausgeführt.";
     HandBackConfigurationInactive => "The AI configuration of this chat is switched off, so nothing was carried out. The step waits until it is switched on again; then decide again.", "Die KI-Konfiguration dieses Chats ist ausgeschaltet, deshalb wurde nichts ausgeführt. Der Schritt wartet, bis sie wieder eingeschaltet ist; danach bitte erneut entscheiden.";
     HandBackNotAwaitingApproval => "This step no longer waits for a decision, so nothing was carried out.", "Dieser Schritt wartet nicht mehr auf eine Entscheidung, deshalb wurde nichts ausgeführt.";
+    QuestionWithdrawn => "The tool stopped waiting for an answer, so the assistant carried on without it.", "Das Werkzeug hat nicht länger auf eine Antwort gewartet, deshalb hat der Assistent ohne sie weitergemacht.";
     HandBackNotDelivered => "Your answer or decision did not reach the assistant, so nothing was carried out. Answer or decide again.", "Deine Antwort oder Entscheidung hat den Assistenten nicht erreicht, deshalb wurde nichts ausgeführt. Bitte erneut antworten oder entscheiden.";
     ErrorNotResumable => "There is nothing to retry in this conversation.", "In dieser Unterhaltung gibt es nichts zu wiederholen.";
     Retry => "Retry", "Erneut versuchen";
@@ -169,6 +170,10 @@ catalogue! {
     FreeTextHint => "Or write your own answer below.", "Oder schreibe unten eine eigene Antwort.";
     FreeTextPlaceholder => "Write your own answer…", "Eigene Antwort schreiben…";
     FormSubmit => "Send answer", "Antwort senden";
+    Decline => "Decline", "Ablehnen";
+    Declined => "(declined)", "(abgelehnt)";
+    AskedBy => "Asked by", "Gefragt von";
+    ProposedBy => "from", "von";
     MessageEndsQuestion => "A message of your own ends the question.", "Eine eigene Nachricht beendet die Rückfrage.";
     InputUnsupported => "The chat cannot show this question.", "Diese Rückfrage kann der Chat nicht anzeigen.";
     Yes => "Yes", "Ja";

@@ -6,7 +6,7 @@
 //! options and the type of a form field are checked here, before anything is recorded.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChoiceOption {
@@ -32,6 +32,8 @@ pub enum FieldKind {
     Number,
     Boolean,
     Select,
+    /// Several of the options (`type: array` of an enum or titled `anyOf`): a group of checkboxes.
+    MultiSelect,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +44,19 @@ pub struct FormField {
     pub required: bool,
     pub options: Vec<ChoiceOption>,
     pub description: Option<String>,
+    /// The schema's `default`, when it fits the field: the form starts with it.
+    #[serde(default)]
+    pub default: Option<Value>,
+    /// How many options a multi-select takes at least and at most.
+    #[serde(default)]
+    pub min_items: Option<u64>,
+    #[serde(default)]
+    pub max_items: Option<u64>,
+}
+
+/// The name a multi-select's checkbox for option `index` posts under, inside `fields[…]`.
+pub fn multi_select_key(field: &str, index: usize) -> String {
+    format!("{field}#{index}")
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +82,16 @@ pub enum InputAnswer {
     Fields(Map<String, Value>),
     /// What an HTML form posts: every value a string, an unticked checkbox absent.
     FormFields(std::collections::BTreeMap<String, String>),
+    /// No answer: the reader declines a question that offers declining.
+    Decline,
+}
+
+impl InputAnswer {
+    /// The answer a reader gives by accepting the form as it is shown: every default filled in.
+    pub fn defaults_of(form: &Form) -> InputAnswer {
+        let defaults = form.fields.iter().filter_map(|field| Some((field.name.clone(), field.default.clone()?)));
+        InputAnswer::Fields(defaults.collect())
+    }
 }
 
 /// An answer that fits: the values for the runtime, and the line shown in the transcript.
@@ -116,7 +141,7 @@ impl InputPauseForm {
         let with_options: Vec<usize> = read
             .iter()
             .enumerate()
-            .filter(|(_, (_, _, reading, _))| reading.options.is_some())
+            .filter(|(_, (_, _, reading, _))| reading.options.is_some() && reading.kind == FieldKind::Select)
             .map(|(i, _)| i)
             .collect();
         if let [choice_index] = with_options[..] {
@@ -153,13 +178,24 @@ impl InputPauseForm {
         }
         let fields = read
             .into_iter()
-            .map(|(name, property, reading, required)| FormField {
-                label: text_field_of(property, "title").unwrap_or_else(|| label_from_name(&name)),
-                description: text_field_of(property, "description"),
-                kind: if reading.options.is_some() { FieldKind::Select } else { reading.kind },
-                options: reading.options.unwrap_or_default(),
-                required,
-                name,
+            .map(|(name, property, reading, required)| {
+                let mut field = FormField {
+                    label: text_field_of(property, "title").unwrap_or_else(|| label_from_name(&name)),
+                    description: text_field_of(property, "description"),
+                    kind: reading.kind,
+                    options: reading.options.unwrap_or_default(),
+                    required,
+                    name,
+                    default: None,
+                    min_items: reading.min_items,
+                    max_items: reading.max_items,
+                };
+                // A default is offered only where it is an answer the field would take.
+                field.default = property
+                    .get("default")
+                    .filter(|default| coerce(&field, default, YesNo { yes: "", no: "" }).is_some())
+                    .cloned();
+                field
             })
             .collect();
         InputPauseForm::Form(Form { question: question_of_schema.unwrap_or_default(), fields })
@@ -214,7 +250,9 @@ fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Res
     let mut data = Map::new();
     let mut lines = Vec::new();
     for field in &form.fields {
-        let given = values.get(&field.name).filter(|value| !value.is_null() && *value != "");
+        let nothing_ticked =
+            |value: &Value| field.kind == FieldKind::MultiSelect && !field.required && *value == json!([]);
+        let given = values.get(&field.name).filter(|value| !value.is_null() && *value != "" && !nothing_ticked(value));
         let Some(given) = given else {
             if field.required {
                 return Err(AnswerNotOffered);
@@ -240,6 +278,16 @@ fn typed_from_form(form: &Form, strings: &std::collections::BTreeMap<String, Str
         let posted = strings.get(&field.name);
         let value = match field.kind {
             FieldKind::Boolean => Value::Bool(posted.is_some_and(|text| matches!(text.as_str(), "true" | "on" | "1"))),
+            // One checkbox per option, posted only when ticked.
+            FieldKind::MultiSelect => Value::Array(
+                field
+                    .options
+                    .iter()
+                    .enumerate()
+                    .filter(|(index, _)| strings.contains_key(&multi_select_key(&field.name, *index)))
+                    .map(|(_, option)| option.value.clone())
+                    .collect(),
+            ),
             FieldKind::Select => match posted {
                 Some(text) => field
                     .options
@@ -262,6 +310,23 @@ fn typed_from_form(form: &Form, strings: &std::collections::BTreeMap<String, Str
 /// The value in the schema's type, and how it reads in the transcript.
 fn coerce(field: &FormField, given: &Value, words: YesNo<'_>) -> Option<(Value, String)> {
     match field.kind {
+        FieldKind::MultiSelect => {
+            let picked = given.as_array()?;
+            let mut labels = Vec::with_capacity(picked.len());
+            for (index, value) in picked.iter().enumerate() {
+                let option = field.options.iter().find(|option| same_value(&option.value, value))?;
+                // The same option twice is no set of options.
+                if picked[..index].iter().any(|earlier| same_value(earlier, value)) {
+                    return None;
+                }
+                labels.push(option.label.clone());
+            }
+            let count = picked.len() as u64;
+            if field.min_items.is_some_and(|min| count < min) || field.max_items.is_some_and(|max| count > max) {
+                return None;
+            }
+            Some((given.clone(), labels.join(", ")))
+        }
         FieldKind::Select => {
             let option = field.options.iter().find(|option| same_value(&option.value, given))?;
             Some((option.value.clone(), option.label.clone()))
@@ -323,16 +388,35 @@ struct PropertyReading {
     options: Option<Vec<ChoiceOption>>,
     kind: FieldKind,
     is_free_text: bool,
+    min_items: Option<u64>,
+    max_items: Option<u64>,
 }
 
 impl PropertyReading {
     /// `None` when the property cannot be offered at all.
     fn of(property: &Map<String, Value>) -> Option<PropertyReading> {
+        let plain =
+            |kind, options| PropertyReading { options, kind, is_free_text: false, min_items: None, max_items: None };
         let declares_options = ["enum", "oneOf", "anyOf"].iter().any(|key| property.contains_key(*key));
         if declares_options {
             // Options that cannot be read cannot be offered: typed text would never be one of them.
             let options = read_options(property)?;
-            return Some(PropertyReading { options: Some(options), kind: FieldKind::Select, is_free_text: false });
+            return Some(plain(FieldKind::Select, Some(options)));
+        }
+        if property.get("type").and_then(Value::as_str) == Some("array") {
+            // Several of a list of options; any other array cannot be shown as a field.
+            let items = property.get("items")?.as_object()?;
+            let options = read_options(items)?;
+            // A bound that is not a count cannot be shown.
+            let count = |key: &str| match property.get(key) {
+                None => Some(None),
+                Some(value) => value.as_u64().map(Some),
+            };
+            let (min_items, max_items) = (count("minItems")?, count("maxItems")?);
+            if min_items.zip(max_items).is_some_and(|(min, max)| min > max) || min_items > Some(options.len() as u64) {
+                return None;
+            }
+            return Some(PropertyReading { min_items, max_items, ..plain(FieldKind::MultiSelect, Some(options)) });
         }
         let kind = match scalar_type(property.get("type"))? {
             "string" => FieldKind::Text,
@@ -342,7 +426,7 @@ impl PropertyReading {
             _ => return None,
         };
         let is_free_text = kind == FieldKind::Text && !property.contains_key("const");
-        Some(PropertyReading { options: None, kind, is_free_text })
+        Some(PropertyReading { is_free_text, ..plain(kind, None) })
     }
 }
 
@@ -358,9 +442,20 @@ fn scalar_type(kind: Option<&Value>) -> Option<&str> {
 fn read_options(property: &Map<String, Value>) -> Option<Vec<ChoiceOption>> {
     if let Some(values) = property.get("enum") {
         let values = values.as_array().filter(|values| !values.is_empty())?;
+        // The older way to title an enum's values: `enumNames` beside it, one name per value.
+        let names = match property.get("enumNames") {
+            None => None,
+            Some(names) => Some(names.as_array().filter(|names| names.len() == values.len())?),
+        };
         return values
             .iter()
-            .map(|value| scalar_label(value).map(|label| ChoiceOption { value: value.clone(), label }))
+            .enumerate()
+            .map(|(index, value)| {
+                let named =
+                    names.and_then(|names| names[index].as_str()).map(str::trim).filter(|name| !name.is_empty());
+                let label = named.map(str::to_string).or_else(|| scalar_label(value))?;
+                Some(ChoiceOption { value: value.clone(), label })
+            })
             .collect();
     }
     let branches = property.get("oneOf").or_else(|| property.get("anyOf"))?.as_array().filter(|b| !b.is_empty())?;

@@ -92,6 +92,12 @@ pub struct QuestionView {
     /// Binds the answer to this question; an answer with another digest is refused.
     pub digest: String,
     pub form: crate::input_form::InputPauseForm,
+    /// A tool asked while it ran (an MCP server): the question can be declined.
+    #[serde(default)]
+    pub declinable: bool,
+    /// Who asks, for people (e.g. "MCP server files"), when it is not the assistant itself.
+    #[serde(default)]
+    pub asked_by: Option<String>,
 }
 
 /// Which answers a card offers. The server decides; the browser only renders it.
@@ -114,6 +120,9 @@ pub struct ApprovalCardView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingCallView {
     pub name: String,
+    /// Where the tool comes from (e.g. "MCP server files"); `None` for a built-in tool.
+    #[serde(default)]
+    pub origin: Option<String>,
     /// The arguments as indented JSON: model-chosen, so always rendered as text, never as markup.
     pub arguments: String,
     pub declares_write: bool,

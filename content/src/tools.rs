@@ -604,8 +604,9 @@ mod tests {
     #[tokio::test]
     async fn tools_are_registered_with_their_effects() {
         let (registry, _) = seeded().await;
+        let tools = registry.all();
         let effects: Vec<(&str, ToolEffect)> =
-            registry.iter().map(|tool| (tool.spec.name.as_str(), tool.spec.effect)).collect();
+            tools.iter().map(|tool| (tool.spec.name.as_str(), tool.spec.effect)).collect();
         assert_eq!(
             effects,
             [
@@ -617,7 +618,7 @@ mod tests {
                 (UPDATE_PAGE_FIELD, ToolEffect::IdempotentWrite),
             ]
         );
-        assert!(registry.iter().all(|tool| tool.spec.parameters["type"] == "object" && !tool.spec.asks_input()));
+        assert!(tools.iter().all(|tool| tool.spec.parameters["type"] == "object" && !tool.spec.asks_input()));
     }
 
     #[tokio::test]

@@ -137,7 +137,7 @@ impl Tour {
     async fn answer(&self, pause: &Pause, option: &str) -> Pause {
         let Pause::Question { run, digest, .. } = pause else { panic!("expected a question, got {pause:?}") };
         let values = json!({ "answer": option }).as_object().cloned().unwrap();
-        let submission = InputSubmission { values, digest: Some(digest.clone()) };
+        let submission = InputSubmission::values(values, Some(digest.clone()));
         pause_of(self.runtime.submit_input(&OWNER, *run, submission).await.unwrap())
     }
 
@@ -390,7 +390,7 @@ async fn tour_reports_a_page_it_cannot_analyse() {
 }
 
 fn offered(tour: &Tour) -> Vec<runtime::ToolDefinition> {
-    tour.runtime.tools().iter().map(|tool| tool.spec.definition()).collect()
+    tour.runtime.tools().all().iter().map(|tool| tool.spec.definition()).collect()
 }
 
 #[tokio::test]

@@ -77,14 +77,25 @@ pub fn approval_digest(pending_calls: &[ToolCall]) -> String {
 }
 
 /// Digest of an input pause: the pending turn, which call asks, and the schema it asks with. The
-/// schema is included so a submission validated against an old question can never resume a new one.
-pub fn input_digest(pending_calls: &[ToolCall], input_tool: &str, input_call_id: &str, schema: &Value) -> String {
-    let value = json!({
+/// schema is included so a submission validated against an old question can never resume a new one;
+/// so is the state of a tool that asked while it ran, so an answer to one of its questions never
+/// answers the next one with the same schema.
+pub fn input_digest(
+    pending_calls: &[ToolCall],
+    input_tool: &str,
+    input_call_id: &str,
+    schema: &Value,
+    asked: Option<&Value>,
+) -> String {
+    let mut value = json!({
         "pendingCalls": calls_value(pending_calls),
         "inputToolName": input_tool,
         "inputCallId": input_call_id,
         "inputSchema": schema,
     });
+    if let Some(asked) = asked {
+        value["askedState"] = asked.clone();
+    }
     sha256_hex(canonical_json(&value).as_bytes())
 }
 
@@ -128,11 +139,15 @@ mod tests {
     fn input_digest_covers_the_schema_and_the_asking_call() {
         let calls = [call("c1", "ask_choice", json!({"question": "Q", "options": ["a", "b"]}))];
         let schema = json!({"type": "object", "properties": {"answer": {"enum": ["a", "b"]}}});
-        let base = input_digest(&calls, "ask_choice", "c1", &schema);
+        let base = input_digest(&calls, "ask_choice", "c1", &schema, None);
         let changed_schema = json!({"type": "object", "properties": {"answer": {"enum": ["a", "c"]}}});
-        assert_ne!(base, input_digest(&calls, "ask_choice", "c1", &changed_schema));
-        assert_ne!(base, input_digest(&calls, "other", "c1", &schema));
-        assert_ne!(base, input_digest(&calls, "ask_choice", "c9", &schema));
+        assert_ne!(base, input_digest(&calls, "ask_choice", "c1", &changed_schema, None));
+        assert_ne!(base, input_digest(&calls, "other", "c1", &schema, None));
+        assert_ne!(base, input_digest(&calls, "ask_choice", "c9", &schema, None));
+        // Two questions a tool asks while it runs, with the same schema, are different questions.
+        let first = input_digest(&calls, "ask_choice", "c1", &schema, Some(&json!({ "round": 1 })));
+        assert_ne!(base, first);
+        assert_ne!(first, input_digest(&calls, "ask_choice", "c1", &schema, Some(&json!({ "round": 2 }))));
         assert_ne!(base, approval_digest(&calls));
     }
 

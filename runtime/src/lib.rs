@@ -30,6 +30,9 @@ pub use run::{
     InputPause, InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus,
     RunView, DEFAULT_MAX_ROUNDS, MAX_ROUNDS_LIMIT,
 };
-pub use runtime::{ReapReport, Runtime, RuntimeSettings};
+pub use runtime::{QuestionCheck, ReapReport, Runtime, RuntimeSettings};
 pub use store::{migrations, StoreError};
-pub use tool::{RegisteredTool, RegistryError, Tool, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec};
+pub use tool::{
+    InputReply, RegisteredTool, RegistryError, Tool, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry,
+    ToolSource, ToolSpec,
+};

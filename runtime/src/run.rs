@@ -194,12 +194,19 @@ impl ApprovalDecision {
     }
 }
 
-/// Values for an input pause, bound to the question by its digest.
+/// The reply to an input pause, bound to the question by its digest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputSubmission {
-    pub values: serde_json::Map<String, serde_json::Value>,
+    pub reply: crate::tool::InputReply,
     /// `None` or empty is refused exactly like a wrong digest.
     pub digest: Option<String>,
+}
+
+impl InputSubmission {
+    /// An answer with these values.
+    pub fn values(values: serde_json::Map<String, serde_json::Value>, digest: Option<String>) -> Self {
+        InputSubmission { reply: crate::tool::InputReply::Answer(values), digest }
+    }
 }
 
 /// One call of a turn waiting for approval, for display. `arguments` are model-chosen: untrusted.
@@ -211,6 +218,9 @@ pub struct PendingCallView {
     /// True unless the registered tool states it only reads; a tool that is gone counts as a write.
     pub declares_write: bool,
     pub tool_registered: bool,
+    /// Where the tool comes from ([`crate::ToolSpec::origin`]).
+    #[serde(default)]
+    pub origin: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -239,6 +249,13 @@ pub struct InputPause {
     pub call_id: String,
     /// The JSON schema the answer must match; its title (else description) is the question.
     pub schema: serde_json::Value,
+    /// The tool asked while it ran (an MCP server's elicitation): the question can be declined,
+    /// and it holds the tool's call open until it is answered or withdrawn.
+    #[serde(default)]
+    pub asked_while_running: bool,
+    /// Where the asking tool comes from ([`crate::ToolSpec::origin`]).
+    #[serde(default)]
+    pub asked_by: Option<String>,
 }
 
 impl InputPause {

@@ -17,7 +17,7 @@ use crate::run::{
     InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
 };
 use crate::store::{NewRun, RunRecord, Settle, Store, StoreError};
-use crate::tool::{ToolEffect, ToolRegistry};
+use crate::tool::{InputReply, ToolEffect, ToolRegistry};
 use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,11 +57,15 @@ pub struct ReapReport {
     pub failed: Vec<Uuid>,
 }
 
+/// Whether a chat can show the question a tool asks while it runs; `Err` says why not.
+pub type QuestionCheck = Arc<dyn Fn(&serde_json::Value) -> Result<(), String> + Send + Sync>;
+
 pub struct Runtime {
     store: Store,
     tools: Arc<ToolRegistry>,
     provider: Arc<dyn ModelProvider>,
     settings: RuntimeSettings,
+    question_check: QuestionCheck,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -81,7 +85,7 @@ struct Checkpoint(Vec<ChatMessage>);
 
 enum Claimed {
     Fresh(Box<(RunRecord, SuspendedState)>),
-    Lost(RunResult),
+    Lost(Box<RunResult>),
 }
 
 fn segment_token(kind: &str) -> String {
@@ -107,7 +111,15 @@ fn decode_state(record: &RunRecord) -> Option<SuspendedState> {
 impl Runtime {
     /// The database behind `db` must hold the runtime's tables ([`crate::migrations`]).
     pub fn new(db: Db, tools: Arc<ToolRegistry>, provider: Arc<dyn ModelProvider>, settings: RuntimeSettings) -> Self {
-        Runtime { store: Store::new(db), tools, provider, settings }
+        let question_check: QuestionCheck = Arc::new(|_: &serde_json::Value| Ok(()));
+        Runtime { store: Store::new(db), tools, provider, settings, question_check }
+    }
+
+    /// A question a tool asks while it runs that this check refuses is declined at once, and the
+    /// model told why (the runtime's own structural check applies either way).
+    pub fn with_question_check(mut self, check: QuestionCheck) -> Self {
+        self.question_check = check;
+        self
     }
 
     pub fn tools(&self) -> &ToolRegistry {
@@ -190,7 +202,7 @@ impl Runtime {
         // Verify against the state read after the claim: only that one is the turn we execute.
         let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
             Claimed::Fresh(fresh) => *fresh,
-            Claimed::Lost(result) => return Ok(result),
+            Claimed::Lost(result) => return Ok(*result),
         };
         if state.input.is_some() {
             return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
@@ -231,12 +243,14 @@ impl Runtime {
         let Some(input) = decode_state(&record).and_then(|state| state.input) else {
             return Err(Refusal::CorruptState);
         };
-        match validate_submission(&input.schema, &submission.values) {
-            Ok(()) => {}
-            Err(SubmissionError::Invalid(invalid)) => return Err(Refusal::InvalidSubmission(invalid)),
-            Err(SubmissionError::Schema(error)) => {
-                tracing::warn!(run = %run_id, %error, "stored input schema unusable");
-                return Err(Refusal::CorruptState);
+        if let InputReply::Answer(values) = &submission.reply {
+            match validate_submission(&input.schema, values) {
+                Ok(()) => {}
+                Err(SubmissionError::Invalid(invalid)) => return Err(Refusal::InvalidSubmission(invalid)),
+                Err(SubmissionError::Schema(error)) => {
+                    tracing::warn!(run = %run_id, %error, "stored input schema unusable");
+                    return Err(Refusal::CorruptState);
+                }
             }
         }
 
@@ -247,7 +261,7 @@ impl Runtime {
         }
         let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
             Claimed::Fresh(fresh) => *fresh,
-            Claimed::Lost(result) => return Ok(result),
+            Claimed::Lost(result) => return Ok(*result),
         };
         if state.input.is_none() {
             return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
@@ -260,9 +274,13 @@ impl Runtime {
             return Err(self.release(&fresh, &token, expected, Refusal::SubmitterNotPermitted).await);
         }
         // Never the values: they are the user's content.
-        self.event(run_id, EventKind::Input, state.rounds, json!({ "submitted_by": actor.user_id })).await;
+        let mut payload = json!({ "submitted_by": actor.user_id });
+        if let Some(kind) = unanswered(&submission.reply) {
+            payload["reply"] = json!(kind);
+        }
+        self.event(run_id, EventKind::Input, state.rounds, payload).await;
         let mut segment = self.segment(&fresh, token.clone(), Vec::new());
-        let end = self.leased(run_id, &token, segment.resume_input(state, &submission.values)).await;
+        let end = self.leased(run_id, &token, segment.resume_input(state, submission.reply)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
 
@@ -277,6 +295,7 @@ impl Runtime {
         if cancelled {
             self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "cancelled", "by": actor.user_id }))
                 .await;
+            self.abandon_question(&record).await;
         }
         Ok(cancelled)
     }
@@ -293,10 +312,68 @@ impl Runtime {
         if self.store.cancel_if_waiting(run_id).await? {
             self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "cancelled", "by": actor.user_id }))
                 .await;
+            self.abandon_question(&record).await;
             return Ok(GuardedCancelResult { cancelled: true, status: Some(RunStatus::Cancelled) });
         }
         let status = self.store.status(run_id).await?;
         Ok(GuardedCancelResult { cancelled: false, status })
+    }
+
+    /// A run cancelled while it waited on a question its tool asked while running: the tool lets go
+    /// of what the question held (an MCP server is told the question was cancelled).
+    async fn abandon_question(&self, record: &RunRecord) {
+        if record.status != RunStatus::WaitingForInput {
+            return;
+        }
+        let Some(input) = decode_state(record).and_then(|state| state.input) else { return };
+        let (Some(asked), Some(tool)) = (input.asked, self.tools.get(&input.tool_name)) else { return };
+        tool.tool.abandon(asked).await;
+    }
+
+    /// Runs waiting on a question their tool asked while it ran and can no longer take an answer
+    /// (the tool says why: it stopped waiting, or the tool is gone). Such a question is withdrawn
+    /// with [`Runtime::withdraw_question`].
+    pub async fn expired_questions(&self) -> Result<Vec<(Uuid, String)>, RuntimeError> {
+        let mut expired = Vec::new();
+        for record in self.store.waiting_for_input().await? {
+            let Some(input) = decode_state(&record).and_then(|state| state.input) else { continue };
+            let Some(asked) = input.asked else { continue };
+            let reason = match self.tools.get(&input.tool_name) {
+                Some(tool) => tool.tool.expired(&asked),
+                None => Some(format!("the tool \"{}\" is no longer there", input.tool_name)),
+            };
+            if let Some(reason) = reason {
+                expired.push((record.id, reason));
+            }
+        }
+        Ok(expired)
+    }
+
+    /// Withdraws the question a tool asked while it ran: the call carries on with
+    /// [`InputReply::Cancel`] (the tool tells the model what became of it) and the run goes on.
+    /// Refused like an answer when the run no longer waits on such a question.
+    pub async fn withdraw_question(&self, run_id: Uuid, reason: &str) -> Result<RunResult, Refusal> {
+        let expected = RunStatus::WaitingForInput;
+        let record = self.waiting_record(run_id, expected).await?;
+        if decode_state(&record).and_then(|state| state.input).and_then(|input| input.asked).is_none() {
+            return Err(Refusal::NotWaiting { expected });
+        }
+        let token = segment_token("withdraw");
+        let claimed = self.store.claim_waiting(run_id, expected, &token, self.lease_until()).await;
+        if !claimed.map_err(Refusal::Unavailable)? {
+            return Err(Refusal::AlreadyResuming);
+        }
+        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
+            Claimed::Fresh(fresh) => *fresh,
+            Claimed::Lost(result) => return Ok(*result),
+        };
+        if state.input.as_ref().and_then(|input| input.asked.as_ref()).is_none() {
+            return Err(self.release(&fresh, &token, expected, Refusal::NotWaiting { expected }).await);
+        }
+        self.event(run_id, EventKind::Input, state.rounds, json!({ "withdrawn": reason })).await;
+        let mut segment = self.segment(&fresh, token.clone(), Vec::new());
+        let end = self.leased(run_id, &token, segment.resume_input(state, InputReply::Cancel)).await;
+        Ok(self.conclude(&fresh, segment, end).await)
     }
 
     /// The run without its transcript, plus the pause a chat has to render while it waits.
@@ -476,7 +553,7 @@ impl Runtime {
         // A cancel may land between the claim and this read; the decision then lost to it.
         if record.status != RunStatus::Running || record.claimed_by.as_deref() != Some(token) {
             let outcome = self.lost_outcome(run_id).await;
-            return Ok(Claimed::Lost(RunResult { run_id, outcome, messages: Vec::new() }));
+            return Ok(Claimed::Lost(Box::new(RunResult { run_id, outcome, messages: Vec::new() })));
         }
         match decode_state(&record) {
             Some(state) => Ok(Claimed::Fresh(Box::new((record, state)))),
@@ -558,6 +635,7 @@ impl Runtime {
             process: record.process,
             rounds: record.rounds,
             transcript,
+            question_check: self.question_check.as_ref(),
         }
     }
 
@@ -569,6 +647,8 @@ impl Runtime {
                 tool_name: input.tool_name.clone(),
                 call_id: input.call_id.clone(),
                 schema: input.schema.clone(),
+                asked_while_running: input.asked.is_some(),
+                asked_by: self.tools.get(&input.tool_name).and_then(|tool| tool.spec.origin.clone()),
             }),
             None => PauseView::Approval(ApprovalPause {
                 digest,
@@ -582,8 +662,9 @@ impl Runtime {
                             call_id: call.id.clone(),
                             name: call.name.clone(),
                             arguments: call.arguments.clone(),
-                            declares_write: tool.is_none_or(|tool| tool.spec.effect.is_write()),
+                            declares_write: tool.as_ref().is_none_or(|tool| tool.spec.effect.is_write()),
                             tool_registered: tool.is_some(),
+                            origin: tool.as_ref().and_then(|tool| tool.spec.origin.clone()),
                         }
                     })
                     .collect(),
@@ -647,7 +728,7 @@ impl Runtime {
                     }
                 }
             }
-            Ok(Finish::Suspend(state)) => self.suspend(record, &token, state, rounds).await,
+            Ok(Finish::Suspend(state)) => self.suspend(record, &token, *state, rounds).await,
             Err(Stop::Cancelled) => RunOutcome::Cancelled,
             Err(Stop::LeaseLost) => RunOutcome::LeaseLost,
             Err(Stop::Misconfigured(problem)) => {
@@ -730,6 +811,15 @@ impl Runtime {
             Ok(false) => self.lost_outcome(record.id).await,
             Err(_) => self.settle_failed(record, token, FailureReason::ProviderFailed).await,
         }
+    }
+}
+
+/// How a reply that gave no answer is named in the run's events.
+fn unanswered(reply: &InputReply) -> Option<&'static str> {
+    match reply {
+        InputReply::Answer(_) => None,
+        InputReply::Decline => Some("decline"),
+        InputReply::Cancel => Some("cancel"),
     }
 }
 

@@ -208,6 +208,19 @@ impl Store {
         row.map(RunRecord::try_from).transpose()
     }
 
+    /// Every run that waits for an answer (a few at any time; each read whole).
+    pub async fn waiting_for_input(&self) -> Result<Vec<RunRecord>, StoreError> {
+        let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
+                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
+                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at
+             FROM runs WHERE status = 'waiting_for_input'",
+        )
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(RunRecord::try_from).collect()
+    }
+
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
         let status: Option<String> = on!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = $1")
             .bind(id.to_string())

@@ -49,6 +49,8 @@ impl ToolEffect {
 /// A tool's declaration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
+    /// Where the tool comes from, for people (e.g. "MCP server files"); `None` for the built-in ones.
+    pub origin: Option<String>,
     pub name: String,
     pub description: String,
     /// JSON Schema (an object schema) of the arguments the model must send.
@@ -65,6 +67,7 @@ pub struct ToolSpec {
 impl ToolSpec {
     pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
         ToolSpec {
+            origin: None,
             name: name.into(),
             description: description.into(),
             parameters,
@@ -72,6 +75,11 @@ impl ToolSpec {
             input_schema: None,
             requires_approval: false,
         }
+    }
+
+    pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
+        self
     }
 
     pub fn with_effect(mut self, effect: ToolEffect) -> Self {
@@ -133,6 +141,28 @@ impl ToolError {
     }
 }
 
+/// What a call came back with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolOutput {
+    /// The result for the model.
+    Done(String),
+    /// The tool cannot finish without the user: the run waits on an input pause with `schema` (its
+    /// title, else description, is the question). `state` is stored with the pause and handed to
+    /// [`Tool::resume`] with the reply, so it must hold all the tool needs to carry on.
+    Ask { schema: Value, state: Value },
+}
+
+/// The user's reply to a question a tool asked while it ran.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputReply {
+    /// The values of the answer, checked against the question.
+    Answer(serde_json::Map<String, Value>),
+    /// The user said no.
+    Decline,
+    /// The question went away unanswered: it could not be shown, or it expired.
+    Cancel,
+}
+
 #[async_trait]
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
@@ -153,6 +183,49 @@ pub trait Tool: Send + Sync {
 
     /// `arguments` are model-chosen (and on an input resume, carry the user's answer): untrusted.
     async fn execute(&self, arguments: Value, context: &ToolContext) -> Result<String, ToolError>;
+
+    /// Runs a call. A tool that may ask the user while it runs overrides this and returns
+    /// [`ToolOutput::Ask`]; every other tool runs [`Tool::execute`].
+    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
+        self.execute(arguments, context).await.map(ToolOutput::Done)
+    }
+
+    /// Carries on a call that asked, with the reply. It may ask again.
+    async fn resume(
+        &self,
+        arguments: Value,
+        state: Value,
+        reply: InputReply,
+        context: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let _ = (arguments, state, reply, context);
+        Err(ToolError::Rejected("this tool does not ask while it runs".to_string()))
+    }
+
+    /// The run waiting on this tool's question ended without a reply (cancelled or deleted): let
+    /// go of whatever the question holds.
+    async fn abandon(&self, state: Value) {
+        let _ = state;
+    }
+
+    /// Whether a question this tool asked can no longer be answered, and why (a sentence for the
+    /// model). Asked for waiting runs from time to time; such a question is withdrawn and the
+    /// call carries on with [`InputReply::Cancel`].
+    fn expired(&self, state: &Value) -> Option<String> {
+        let _ = state;
+        None
+    }
+}
+
+/// Tools that come and go while the server runs (an MCP server's). The registry asks the source
+/// each time, so a run sees the tools as they are when it offers or calls them. A source checks
+/// its tools with [`ToolRegistry::check`] before it publishes them.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<RegisteredTool>;
+
+    fn get(&self, name: &str) -> Option<RegisteredTool> {
+        self.tools().into_iter().find(|tool| tool.spec.name == name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -174,7 +247,7 @@ pub enum RegistryError {
 /// A registered tool with the spec it declared at registration.
 #[derive(Clone)]
 pub struct RegisteredTool {
-    pub spec: ToolSpec,
+    pub spec: Arc<ToolSpec>,
     pub tool: Arc<dyn Tool>,
 }
 
@@ -184,11 +257,19 @@ impl std::fmt::Debug for RegisteredTool {
     }
 }
 
-/// The tools a runtime knows. Filled once at start-up; rules are checked at registration, so a
-/// misdeclared tool stops the boot instead of surprising a run.
-#[derive(Debug, Default, Clone)]
+/// The tools a runtime knows: the built-in ones, filled once at start-up (rules are checked at
+/// registration, so a misdeclared tool stops the boot instead of surprising a run), and the
+/// sources whose tools change while it runs. A built-in name always wins over a source's.
+#[derive(Default, Clone)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, RegisteredTool>,
+    sources: Vec<Arc<dyn ToolSource>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolRegistry").field("tools", &self.tools).field("sources", &self.sources.len()).finish()
+    }
 }
 
 impl ToolRegistry {
@@ -197,12 +278,19 @@ impl ToolRegistry {
     }
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let registered = Self::check(tool)?;
+        if self.tools.contains_key(&registered.spec.name) {
+            return Err(RegistryError::DuplicateName(registered.spec.name.clone()));
+        }
+        self.tools.insert(registered.spec.name.clone(), registered);
+        Ok(())
+    }
+
+    /// The registration rules on their own: what a tool source checks before it offers a tool.
+    pub fn check(tool: Arc<dyn Tool>) -> Result<RegisteredTool, RegistryError> {
         let mut spec = tool.spec();
         if spec.name.trim().is_empty() {
             return Err(RegistryError::EmptyName);
-        }
-        if self.tools.contains_key(&spec.name) {
-            return Err(RegistryError::DuplicateName(spec.name));
         }
         if spec.asks_input() && spec.needs_approval() {
             return Err(RegistryError::ApprovalAndInput(spec.name));
@@ -212,8 +300,7 @@ impl ToolRegistry {
             check_schema(schema)
                 .map_err(|e| RegistryError::InvalidInputSchema { name: spec.name.clone(), problem: e.0 })?;
         }
-        self.tools.insert(spec.name.clone(), RegisteredTool { spec, tool });
-        Ok(())
+        Ok(RegisteredTool { spec: Arc::new(spec), tool })
     }
 
     /// Builder form of [`ToolRegistry::register`].
@@ -222,20 +309,34 @@ impl ToolRegistry {
         Ok(self)
     }
 
-    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+    /// Adds a source of tools that change while the runtime runs.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
     }
 
+    pub fn get(&self, name: &str) -> Option<RegisteredTool> {
+        if let Some(tool) = self.tools.get(name) {
+            return Some(tool.clone());
+        }
+        self.sources.iter().find_map(|source| source.get(name)).filter(|tool| !self.tools.contains_key(&tool.spec.name))
+    }
+
+    /// The names of the built-in tools: a source must not publish a tool under one of them.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.keys().map(String::as_str)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
-        self.tools.values()
+    /// Every tool as it is now, built-in ones first, each name once.
+    pub fn all(&self) -> Vec<RegisteredTool> {
+        let mut all: Vec<RegisteredTool> = self.tools.values().cloned().collect();
+        for source in &self.sources {
+            all.extend(source.tools().into_iter().filter(|tool| !self.tools.contains_key(&tool.spec.name)));
+        }
+        all
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.tools.is_empty() && self.sources.iter().all(|source| source.tools().is_empty())
     }
 }
 

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::digest;
@@ -18,7 +18,7 @@ use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderErro
 use crate::results::{denial_text, rejected_text, Decider};
 use crate::run::{Actor, DenialReason, EventKind, RunStatus};
 use crate::store::{Store, StoreError};
-use crate::tool::{RegisteredTool, ToolContext, ToolError, ToolRegistry};
+use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use db::now;
 
 /// Tool results are bounded: a tool could otherwise flood the model's context.
@@ -35,6 +35,10 @@ pub(crate) struct SuspendedState {
     pub input: Option<PendingInput>,
     #[serde(default)]
     pub rounds: u32,
+    /// The pending calls were approved already (the question came while an approved turn ran):
+    /// once it is answered they run without asking for approval again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub approved: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +46,9 @@ pub(crate) struct PendingInput {
     pub tool_name: String,
     pub call_id: String,
     pub schema: Value,
+    /// Set when the tool asked while it ran: what it needs to carry on, handed back with the reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<Value>,
 }
 
 impl SuspendedState {
@@ -55,7 +62,13 @@ impl SuspendedState {
 
     pub fn digest(&self) -> String {
         match &self.input {
-            Some(input) => digest::input_digest(&self.pending_calls, &input.tool_name, &input.call_id, &input.schema),
+            Some(input) => digest::input_digest(
+                &self.pending_calls,
+                &input.tool_name,
+                &input.call_id,
+                &input.schema,
+                input.asked.as_ref(),
+            ),
             None => digest::approval_digest(&self.pending_calls),
         }
     }
@@ -80,7 +93,7 @@ impl From<StoreError> for Stop {
 
 pub(crate) enum Finish {
     Completed { answer: String, truncated: bool },
-    Suspend(SuspendedState),
+    Suspend(Box<SuspendedState>),
 }
 
 /// How a decision on an approval pause is fed back.
@@ -105,7 +118,28 @@ pub(crate) struct Segment<'a> {
     pub rounds: u32,
     /// The transcript as far as this segment got, whatever way it ends.
     pub transcript: Vec<ChatMessage>,
+    /// Whether the chat can show a question a tool asks while it runs; `Err` says why not.
+    pub question_check: &'a (dyn Fn(&Value) -> Result<(), String> + Send + Sync),
 }
+
+/// How far one call got.
+pub(crate) enum Invoked {
+    Done(String),
+    /// The tool asked the user while it ran.
+    Asked {
+        schema: Value,
+        state: Value,
+    },
+}
+
+/// How a call is run: from the start, or carried on after a question.
+pub(crate) enum Run {
+    Start(Value),
+    Resume { arguments: Value, state: Value, reply: InputReply },
+}
+
+/// A tool that keeps asking questions the chat cannot show gets this many declines, then fails.
+const MAX_DECLINED_QUESTIONS: usize = 3;
 
 impl Segment<'_> {
     fn lease_until(&self) -> i64 {
@@ -147,19 +181,20 @@ impl Segment<'_> {
     }
 
     /// Registered, inside the run's allow-list, and runnable by the owner.
-    fn offered(&self, name: &str) -> Option<&RegisteredTool> {
-        let tool = self.registry.get(name)?;
+    fn offered(&self, name: &str) -> Option<RegisteredTool> {
         if let Some(allowed) = &self.allowed_tools {
             if !allowed.contains(name) {
                 return None;
             }
         }
+        let tool = self.registry.get(name)?;
         tool.tool.permits(&self.owner).then_some(tool)
     }
 
     fn definitions(&self) -> Vec<ToolDefinition> {
         self.registry
-            .iter()
+            .all()
+            .into_iter()
             .filter(|tool| self.offered(&tool.spec.name).is_some())
             .map(|tool| tool.spec.definition())
             .collect()
@@ -198,7 +233,7 @@ impl Segment<'_> {
             let calls = unique_call_ids(completion.tool_calls, self.rounds);
             self.transcript.push(ChatMessage::assistant_with_tool_calls(completion.content, calls.clone()));
             if let Some(state) = self.handle_turn(calls).await? {
-                return Ok(Finish::Suspend(state));
+                return Ok(Finish::Suspend(Box::new(state)));
             }
             self.checkpoint().await?;
         }
@@ -215,7 +250,28 @@ impl Segment<'_> {
     }
 
     fn suspended(&self, pending_calls: Vec<ToolCall>, input: Option<PendingInput>) -> SuspendedState {
-        SuspendedState { messages: self.transcript.clone(), pending_calls, input, rounds: self.rounds }
+        SuspendedState { messages: self.transcript.clone(), pending_calls, input, rounds: self.rounds, approved: false }
+    }
+
+    /// Waits on the question `call` asked while it ran; the calls after it in `rest` wait too.
+    fn asked(&self, call: &ToolCall, rest: &[ToolCall], schema: Value, state: Value, approved: bool) -> SuspendedState {
+        let input = PendingInput { tool_name: call.name.clone(), call_id: call.id.clone(), schema, asked: Some(state) };
+        let pending = std::iter::once(call.clone()).chain(rest.iter().cloned()).collect();
+        SuspendedState { approved, ..self.suspended(pending, Some(input)) }
+    }
+
+    /// Runs `calls` in order, each result into the transcript. A call that asks suspends the run
+    /// on its question, with the calls after it still pending.
+    async fn run_calls(&mut self, calls: &[ToolCall], approved: bool) -> Result<Option<SuspendedState>, Stop> {
+        for (index, call) in calls.iter().enumerate() {
+            match self.invoke(call, Run::Start(call.arguments.clone())).await? {
+                Invoked::Done(result) => self.transcript.push(ChatMessage::tool_result(call.id.clone(), result)),
+                Invoked::Asked { schema, state } => {
+                    return Ok(Some(self.asked(call, &calls[index + 1..], schema, state, approved)));
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// Approval scan over the whole turn first, then the input scan, else execute every call.
@@ -241,15 +297,12 @@ impl Segment<'_> {
             // A call whose arguments cannot form a question is not paused; running it reports why.
             if let Ok(Some(schema)) = tool.tool.input_schema_for(&call.arguments) {
                 check_schema(&schema).map_err(|e| Stop::Misconfigured(format!("tool {:?}: {}", call.name, e.0)))?;
-                let input = PendingInput { tool_name: call.name.clone(), call_id: call.id.clone(), schema };
+                let input =
+                    PendingInput { tool_name: call.name.clone(), call_id: call.id.clone(), schema, asked: None };
                 return Ok(Some(self.suspended(calls, Some(input))));
             }
         }
-        for call in calls {
-            let result = self.invoke(&call, call.arguments.clone()).await?;
-            self.transcript.push(ChatMessage::tool_result(call.id, result));
-        }
-        Ok(None)
+        self.run_calls(&calls, false).await
     }
 
     /// A process run proposes one thing per turn: the first write (else the first approval-bound
@@ -262,7 +315,7 @@ impl Segment<'_> {
             .copied()
             .find(|&index| self.offered(&calls[index].name).is_some_and(|tool| tool.spec.effect.is_write()))
             .unwrap_or(approval_bound[0]);
-        let mut settled = Vec::with_capacity(calls.len());
+        let mut settled: Vec<(ToolCall, String)> = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             if index == pending_index {
                 continue;
@@ -276,7 +329,23 @@ impl Segment<'_> {
             } else {
                 match self.offered(&call.name) {
                     Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
-                    Some(_) => self.invoke(call, call.arguments.clone()).await?,
+                    Some(_) => match self.invoke(call, Run::Start(call.arguments.clone())).await? {
+                        Invoked::Done(result) => result,
+                        // A read that asks while it runs: the question comes first, and the
+                        // proposal after it goes back to the model once the question is answered.
+                        Invoked::Asked { schema, state } => {
+                            for (call, result) in settled {
+                                self.transcript.push(ChatMessage::tool_result(call.id, result));
+                            }
+                            let rest: Vec<ToolCall> = calls
+                                .iter()
+                                .enumerate()
+                                .filter(|(later, _)| *later > index || *later == pending_index)
+                                .map(|(_, call)| call.clone())
+                                .collect();
+                            return Ok(self.asked(call, &rest, schema, state, false));
+                        }
+                    },
                     None => self.refusal_for_unoffered(&call.name),
                 }
             };
@@ -303,12 +372,14 @@ impl Segment<'_> {
     }
 
     /// Runs one call fail-soft: whatever goes wrong becomes result text for the model. Only losing
-    /// the run stops the segment.
-    async fn invoke(&mut self, call: &ToolCall, arguments: Value) -> Result<String, Stop> {
-        let Some(tool) = self.offered(&call.name).cloned() else {
+    /// the run stops the segment. A question the tool asks while it runs comes back as
+    /// [`Invoked::Asked`], unless the chat cannot show it: then it is declined at once and the
+    /// model is told why.
+    async fn invoke(&mut self, call: &ToolCall, run: Run) -> Result<Invoked, Stop> {
+        let Some(tool) = self.offered(&call.name) else {
             let text = self.refusal_for_unoffered(&call.name);
             self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" })).await;
-            return Ok(text);
+            return Ok(Invoked::Done(text));
         };
         let effect = tool.spec.effect;
         if effect.is_write() {
@@ -316,13 +387,50 @@ impl Segment<'_> {
             self.owned(stamped).await?;
         }
         let context = ToolContext { run_id: self.run_id, owner: self.owner, round: self.rounds };
-        let result = tool.tool.execute(arguments, &context).await;
+        let (arguments, mut output) = match run {
+            Run::Start(arguments) => {
+                let output = tool.tool.call(arguments.clone(), &context).await;
+                (arguments, output)
+            }
+            Run::Resume { arguments, state, reply } => {
+                let output = tool.tool.resume(arguments.clone(), state, reply, &context).await;
+                (arguments, output)
+            }
+        };
+        let mut notes = Vec::new();
+        let mut asked = None;
+        while let Ok(ToolOutput::Ask { .. }) = &output {
+            let Ok(ToolOutput::Ask { schema, state }) = output else { unreachable!("matched above") };
+            let showable = check_schema(&schema).map_err(|e| e.0).and_then(|()| (self.question_check)(&schema));
+            match showable {
+                Ok(()) => {
+                    asked = Some((schema, state));
+                    output = Ok(ToolOutput::Done(String::new()));
+                }
+                Err(why) if notes.len() < MAX_DECLINED_QUESTIONS => {
+                    notes.push(format!(
+                        "Note: tool \"{}\" asked the user a question the chat cannot show ({why}), so it was declined.",
+                        call.name
+                    ));
+                    output = tool.tool.resume(arguments.clone(), state, InputReply::Decline, &context).await;
+                }
+                Err(_) => {
+                    output = Err(ToolError::Rejected("it kept asking questions the chat cannot show".to_string()));
+                }
+            }
+        }
         if effect.is_write() {
             let cleared = self.store.clear_effect(self.run_id, &self.token, self.lease_until()).await;
             self.owned(cleared).await?;
         }
-        let (text, outcome) = match result {
-            Ok(text) => (bounded(text), "ok"),
+        if let Some((schema, state)) = asked {
+            self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "asked", "effect": effect.as_str() }))
+                .await;
+            return Ok(Invoked::Asked { schema, state });
+        }
+        let (text, outcome) = match output {
+            Ok(ToolOutput::Done(text)) => (bounded(text), "ok"),
+            Ok(ToolOutput::Ask { .. }) => unreachable!("questions are handled above"),
             Err(ToolError::Rejected(problem)) => (bounded(rejected_text(&call.name, &problem)), "rejected"),
             Err(ToolError::Failed(error)) => {
                 // The error may hold paths, SQL or credentials: logged here, never sent to the model.
@@ -332,14 +440,16 @@ impl Segment<'_> {
         };
         self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() })).await;
         self.boundary().await?;
-        Ok(text)
+        notes.push(text);
+        Ok(Invoked::Done(notes.join("\n")))
     }
 
-    /// Continues after a verdict on an approval pause. Every pending call gets exactly one result.
+    /// Continues after a verdict on an approval pause. Every pending call gets exactly one result;
+    /// an approved call that asks while it runs suspends the run on its question.
     pub async fn resume_approval(&mut self, state: SuspendedState, verdict: Verdict) -> Result<Finish, Stop> {
         self.transcript = state.messages;
         self.rounds = state.rounds;
-        for call in &state.pending_calls {
+        for (index, call) in state.pending_calls.iter().enumerate() {
             let text = if !verdict.approved {
                 self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "denied" })).await;
                 self.denial_text(call, &verdict)
@@ -351,7 +461,13 @@ impl Segment<'_> {
                     }
                     // An approval's continuation carries no input, so an asking tool cannot run here.
                     Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
-                    Some(_) => self.invoke(call, call.arguments.clone()).await?,
+                    Some(_) => match self.invoke(call, Run::Start(call.arguments.clone())).await? {
+                        Invoked::Done(text) => text,
+                        Invoked::Asked { schema, state: asked } => {
+                            let rest = &state.pending_calls[index + 1..];
+                            return Ok(Finish::Suspend(Box::new(self.asked(call, rest, schema, asked, true))));
+                        }
+                    },
                 }
             };
             self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
@@ -367,35 +483,66 @@ impl Segment<'_> {
         denial_text(&call.name, decider, verdict.reason.filter(|_| declares_write))
     }
 
-    /// Continues after an answer: the asking call (matched by call id) runs with the answer folded
-    /// in; a second question or an approval-bound call of the same turn is refused, never run.
-    pub async fn resume_input(&mut self, state: SuspendedState, values: &Map<String, Value>) -> Result<Finish, Stop> {
+    /// Continues after a reply: the asking call (matched by call id) runs with the answer folded
+    /// in, or, if it asked while it ran, carries on with the reply. A second question or an
+    /// approval-bound call of the same turn is refused, never run, unless the turn was approved.
+    pub async fn resume_input(&mut self, state: SuspendedState, reply: InputReply) -> Result<Finish, Stop> {
         self.transcript = state.messages;
         self.rounds = state.rounds;
         let Some(input) = state.input else {
             return Err(Stop::Store(StoreError::Corrupt("input resume without an input pause".into())));
         };
-        for call in &state.pending_calls {
-            let text = if call.id == input.call_id {
-                match self.offered(&call.name) {
-                    Some(_) => {
-                        let arguments = overlay(&call.arguments, values, &input.schema);
-                        self.invoke(call, arguments).await?
+        let mut reply = Some(reply);
+        for (index, call) in state.pending_calls.iter().enumerate() {
+            let run = if call.id == input.call_id {
+                let reply = reply.take().unwrap_or(InputReply::Cancel);
+                match (self.offered(&call.name), input.asked.clone(), reply) {
+                    (None, _, _) => {
+                        let text =
+                            format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name);
+                        self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+                        continue;
                     }
-                    None => format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name),
+                    (Some(_), Some(asked), reply) => {
+                        Run::Resume { arguments: call.arguments.clone(), state: asked, reply }
+                    }
+                    (Some(_), None, InputReply::Answer(values)) => {
+                        Run::Start(overlay(&call.arguments, &values, &input.schema))
+                    }
+                    (Some(_), None, InputReply::Decline | InputReply::Cancel) => {
+                        let text = format!(
+                            "Error: the user did not answer the question of tool \"{}\"; it was not executed.",
+                            call.name
+                        );
+                        self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+                        continue;
+                    }
                 }
             } else {
-                match self.offered(&call.name) {
-                    Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
-                    Some(tool) if tool.spec.needs_approval() => {
-                        format!("Error: tool \"{}\" requires approval that was not given.", call.name)
+                let refusal = match self.offered(&call.name) {
+                    Some(tool) if tool.spec.asks_input() => Some(not_provided(&call.name)),
+                    Some(tool) if tool.spec.needs_approval() && !state.approved => {
+                        Some(format!("Error: tool \"{}\" requires approval that was not given.", call.name))
                     }
-                    Some(_) => self.invoke(call, call.arguments.clone()).await?,
-                    None if self.registry.get(&call.name).is_none() => format!("Error: unknown tool \"{}\"", call.name),
-                    None => format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name),
+                    Some(_) => None,
+                    None if self.registry.get(&call.name).is_none() => {
+                        Some(format!("Error: unknown tool \"{}\"", call.name))
+                    }
+                    None => Some(format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name)),
+                };
+                if let Some(text) = refusal {
+                    self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+                    continue;
                 }
+                Run::Start(call.arguments.clone())
             };
-            self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+            match self.invoke(call, run).await? {
+                Invoked::Done(text) => self.transcript.push(ChatMessage::tool_result(call.id.clone(), text)),
+                Invoked::Asked { schema, state: asked } => {
+                    let rest = &state.pending_calls[index + 1..];
+                    return Ok(Finish::Suspend(Box::new(self.asked(call, rest, schema, asked, state.approved))));
+                }
+            }
         }
         self.checkpoint().await?;
         self.rounds_loop().await

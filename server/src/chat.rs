@@ -20,7 +20,7 @@ use content::store::ContentStore;
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::continue_intent::is_continue_intent;
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, PendingDecision};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, PendingDecision, Reply};
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -162,7 +162,13 @@ impl ChatService {
         let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
             Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
-                (Some(QuestionView { digest: pause.digest, form: InputPauseForm::parse(&pause.schema) }), None)
+                let question = QuestionView {
+                    form: InputPauseForm::parse(&pause.schema),
+                    declinable: pause.asked_while_running,
+                    asked_by: pause.asked_by,
+                    digest: pause.digest,
+                };
+                (Some(question), None)
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
@@ -170,6 +176,7 @@ impl ChatService {
                     .pending_calls
                     .iter()
                     .map(|call| PendingCallView {
+                        origin: call.origin.clone(),
                         name: call.name.clone(),
                         arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
                         declares_write: call.declares_write,
@@ -314,13 +321,17 @@ impl ChatBackend for ChatService {
             }
             // Where the question takes free text, typed text in the chat input is the answer.
             ConversationStatus::AwaitingInput => {
+                let mut holds_a_tool = false;
                 if let Some(PauseView::Input(pause)) = self.pause_of(&row).await? {
                     if InputPauseForm::parse(&pause.schema).takes_free_text() {
                         let answer = InputAnswer::FreeText(content.to_string());
                         return self.answer(user, id, &pause.digest, answer, Lang::default()).await;
                     }
+                    holds_a_tool = pause.asked_while_running;
                 }
-                if self.skills.is_process_run(&row) {
+                // A question a tool asked while it ran holds that tool's call open: a message of
+                // one's own ends the run, and the tool hears that its question was cancelled.
+                if self.skills.is_process_run(&row) || holds_a_tool {
                     if let Some(run_id) = row.run_id {
                         return self.message_in_process_run(&row, run_id, content).await;
                     }
@@ -365,11 +376,20 @@ impl ChatBackend for ChatService {
                 return Err(AppError::Invalid(Text::ErrorMessageTooLong));
             }
         }
-        let form = InputPauseForm::parse(&pause.schema);
-        let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
-        let accepted = form.check(&answer, words).map_err(|_| AppError::AnswerNotOffered)?;
-        let values = serde_json::Value::Object(accepted.data).to_string();
-        if !self.store.record_answer(user.id, id, &pause.digest, &values, &accepted.display).await.map_err(internal)? {
+        let (reply, display) = match answer {
+            // Only a question a tool asked while it ran can be declined.
+            InputAnswer::Decline if pause.asked_while_running => (Reply::Decline, lang.t(Text::Declined).to_string()),
+            InputAnswer::Decline => return Err(AppError::AnswerNotOffered),
+            answer => {
+                let form = InputPauseForm::parse(&pause.schema);
+                let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
+                let accepted = form.check(&answer, words).map_err(|_| AppError::AnswerNotOffered)?;
+                (Reply::Values(accepted.data), accepted.display)
+            }
+        };
+        let recorded =
+            self.store.record_answer(user.id, id, &pause.digest, &reply, Some(&display)).await.map_err(internal)?;
+        if !recorded {
             return Err(AppError::NotAwaitingInput);
         }
         self.wake(id);

@@ -76,8 +76,46 @@ impl PendingDecision {
 /// conversation is `processing` until the worker delivers it or hands it back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Recorded {
-    Answer { digest: String, values: Map<String, Value> },
+    Answer { digest: String, reply: Reply },
     Decision { approve: bool, digest: String, reason: Option<DenialReason> },
+}
+
+/// What goes back to a question.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The checked values of an answer.
+    Values(Map<String, Value>),
+    /// The reader declined a question a tool asked while it ran.
+    Decline,
+    /// The tool stopped waiting for an answer (it says why): the question is withdrawn and the run
+    /// carries on without it.
+    Withdrawn(String),
+}
+
+impl Reply {
+    /// How a reply is stored in `pending_input`: the values as a JSON object; the others as a JSON
+    /// array, which no answer's values can be.
+    pub fn encode(&self) -> String {
+        match self {
+            Reply::Values(values) => Value::Object(values.clone()).to_string(),
+            Reply::Decline => serde_json::json!(["decline"]).to_string(),
+            Reply::Withdrawn(reason) => serde_json::json!(["withdrawn", reason]).to_string(),
+        }
+    }
+
+    pub fn decode(text: &str) -> Option<Reply> {
+        match serde_json::from_str::<Value>(text).ok()? {
+            Value::Object(values) => Some(Reply::Values(values)),
+            Value::Array(items) => match items.as_slice() {
+                [Value::String(kind)] if kind == "decline" => Some(Reply::Decline),
+                [Value::String(kind), Value::String(reason)] if kind == "withdrawn" => {
+                    Some(Reply::Withdrawn(reason.clone()))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 impl Recorded {
@@ -120,6 +158,8 @@ pub enum ErrorCode {
     DecisionFailed,
     /// Either, when no worker took the recorded answer or decision.
     NotDelivered,
+    /// A note beside a turn that went on: the tool stopped waiting for an answer.
+    QuestionWithdrawn,
     // A turn that failed.
     Run(FailureReason),
     Cancelled,
@@ -144,6 +184,7 @@ impl ErrorCode {
             ErrorCode::NotAwaitingApproval => "not_awaiting_approval",
             ErrorCode::DecisionFailed => "decision_failed",
             ErrorCode::NotDelivered => "not_delivered",
+            ErrorCode::QuestionWithdrawn => "question_withdrawn",
             ErrorCode::Run(reason) => reason.as_str(),
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::RunMissing => "run_missing",
@@ -167,6 +208,7 @@ impl ErrorCode {
             "not_awaiting_approval" => ErrorCode::NotAwaitingApproval,
             "decision_failed" => ErrorCode::DecisionFailed,
             "not_delivered" => ErrorCode::NotDelivered,
+            "question_withdrawn" => ErrorCode::QuestionWithdrawn,
             "cancelled" => ErrorCode::Cancelled,
             "run_missing" => ErrorCode::RunMissing,
             "internal" => ErrorCode::Internal,
@@ -271,6 +313,7 @@ mod tests {
             ErrorCode::NotAwaitingApproval,
             ErrorCode::DecisionFailed,
             ErrorCode::NotDelivered,
+            ErrorCode::QuestionWithdrawn,
             ErrorCode::Cancelled,
             ErrorCode::RunMissing,
             ErrorCode::Internal,
@@ -298,5 +341,16 @@ mod tests {
         }
         assert_eq!(MessageRole::parse("system"), None);
         assert_eq!(Notice::parse(Notice::Decision.as_str()), Some(Notice::Decision));
+    }
+
+    #[test]
+    fn replies_read_back_as_themselves_and_values_never_read_as_a_decline() {
+        let values =
+            Reply::Values(serde_json::json!({ "decline": true, "0": "withdrawn" }).as_object().cloned().unwrap());
+        for reply in [values, Reply::Decline, Reply::Withdrawn("the server went away".into())] {
+            assert_eq!(Reply::decode(&reply.encode()), Some(reply));
+        }
+        assert_eq!(Reply::decode("\"decline\""), None);
+        assert_eq!(Reply::decode("[\"shrug\"]"), None);
     }
 }

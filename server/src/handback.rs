@@ -60,6 +60,7 @@ pub fn sentence(code: ErrorCode, lang: Lang) -> &'static str {
         ErrorCode::NotAwaitingApproval => Text::HandBackNotAwaitingApproval,
         ErrorCode::DecisionFailed => Text::HandBackUnknown,
         ErrorCode::NotDelivered => Text::HandBackNotDelivered,
+        ErrorCode::QuestionWithdrawn => Text::QuestionWithdrawn,
         ErrorCode::Run(FailureReason::ProviderFailed | FailureReason::RetriesExhausted) => Text::ErrorProviderFailed,
         ErrorCode::Run(
             FailureReason::NotRetryable

@@ -9,7 +9,7 @@ use runtime::DenialReason;
 use uuid::Uuid;
 
 use crate::conversation::{
-    Conversation, ConversationStatus, ErrorCode, Message, MessageRole, Notice, PendingDecision, Recorded,
+    Conversation, ConversationStatus, ErrorCode, Message, MessageRole, Notice, PendingDecision, Recorded, Reply,
 };
 
 /// The migrations of the chat's tables: users, sessions, conversations, messages, jobs.
@@ -117,8 +117,8 @@ impl TryFrom<ConversationRow> for Conversation {
                 Some(match kind {
                     PendingDecision::Input => {
                         let raw = row.pending_input.unwrap_or_default();
-                        let values = serde_json::from_str(&raw).map_err(|_| corrupt("answer", &id, &raw))?;
-                        Recorded::Answer { digest, values }
+                        let reply = Reply::decode(&raw).ok_or_else(|| corrupt("answer", &id, &raw))?;
+                        Recorded::Answer { digest, reply }
                     }
                     PendingDecision::Approve | PendingDecision::Deny => {
                         let reason = match row.approval_deny_reason.as_deref() {
@@ -621,16 +621,24 @@ impl Store {
         .await
     }
 
-    /// Records an answer to the question the conversation waits on, appends it to the transcript
-    /// and queues the delivery, guarded on the conversation still waiting for input.
+    /// Records a reply to the question the conversation waits on, appends its line (if it has one)
+    /// to the transcript and queues the delivery, guarded on the conversation still waiting for
+    /// input.
     pub async fn record_answer(
         &self,
         user_id: i64,
         conversation_id: &str,
         digest: &str,
-        values: &str,
-        display: &str,
+        reply: &Reply,
+        display: Option<&str>,
     ) -> Result<bool, StoreError> {
+        let encoded = reply.encode();
+        let line = display.map(|content| Then::Message {
+            role: MessageRole::User,
+            content,
+            notice: Some(Notice::InputAnswer),
+        });
+        let then: Vec<Then<'_>> = line.into_iter().chain([Then::Job]).collect();
         self.guarded(
             conversation_id,
             "UPDATE conversations
@@ -640,15 +648,40 @@ impl Store {
             &[
                 Arg::Text(PendingDecision::Input.as_str()),
                 Arg::Text(digest),
-                Arg::Text(values),
+                Arg::Text(&encoded),
                 Arg::Int(now()),
                 Arg::Text(conversation_id),
                 Arg::Int(user_id),
             ],
+            &then,
+        )
+        .await
+    }
+
+    /// The question's tool stopped waiting: the question is withdrawn for the worker to tell the
+    /// run, guarded on the conversation still waiting on that run.
+    pub async fn record_withdrawal(
+        &self,
+        conversation_id: &str,
+        run_id: Uuid,
+        reason: &str,
+    ) -> Result<bool, StoreError> {
+        let encoded = Reply::Withdrawn(reason.to_string()).encode();
+        let run = run_id.to_string();
+        self.guarded(
+            conversation_id,
+            "UPDATE conversations
+             SET status = 'processing', approval_decision = $1, approval_turn_digest = '',
+                 pending_input = $2, approval_deny_reason = NULL, error_code = NULL, updated_at = $3
+             WHERE id = $4 AND status = 'awaiting_input' AND run_id = $5",
             &[
-                Then::Message { role: MessageRole::User, content: display, notice: Some(Notice::InputAnswer) },
-                Then::Job,
+                Arg::Text(PendingDecision::Input.as_str()),
+                Arg::Text(&encoded),
+                Arg::Int(now()),
+                Arg::Text(conversation_id),
+                Arg::Text(&run),
             ],
+            &[Then::Job],
         )
         .await
     }
@@ -715,11 +748,19 @@ impl Store {
 
     /// Applies what a run came back with, guarded on the conversation still carrying that run:
     /// a late result of an abandoned run changes nothing.
-    pub async fn settle(&self, conversation_id: &str, run_id: Uuid, settle: Settle<'_>) -> Result<bool, StoreError> {
+    /// `notice` stands beside a turn that went on (a question withdrawn on the way); a failure
+    /// shows its own code instead.
+    pub async fn settle(
+        &self,
+        conversation_id: &str,
+        run_id: Uuid,
+        settle: Settle<'_>,
+        notice: Option<ErrorCode>,
+    ) -> Result<bool, StoreError> {
         let (status, keep_run, error_code, message) = match settle {
-            Settle::Answered { answer } => (ConversationStatus::Idle, false, None, Some(answer)),
-            Settle::AwaitingInput { question } => (ConversationStatus::AwaitingInput, true, None, question),
-            Settle::AwaitingApproval => (ConversationStatus::AwaitingApproval, true, None, None),
+            Settle::Answered { answer } => (ConversationStatus::Idle, false, notice, Some(answer)),
+            Settle::AwaitingInput { question } => (ConversationStatus::AwaitingInput, true, notice, question),
+            Settle::AwaitingApproval => (ConversationStatus::AwaitingApproval, true, notice, None),
             Settle::Failed { code } => (ConversationStatus::Failed, false, Some(code), None),
         };
         let message = message.filter(|text| !text.trim().is_empty()).map(|content| Then::Message {

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use app::input_form::InputPauseForm;
 use runtime::{
-    Actor, ApprovalDecision, ChatMessage, InputPause, InputSubmission, PauseView, Refusal, RunOutcome, RunRequest,
-    RunResult, RunStatus, Runtime, RuntimeError,
+    Actor, ApprovalDecision, ChatMessage, InputPause, InputReply, InputSubmission, PauseView, Refusal, RunOutcome,
+    RunRequest, RunResult, RunStatus, Runtime, RuntimeError,
 };
 use uuid::Uuid;
 
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Recorded};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Recorded, Reply};
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -63,7 +63,7 @@ impl Turns {
             return Ok(());
         }
         let outcome = match &conversation.recorded {
-            Some(Recorded::Answer { digest, values }) => self.deliver_answer(&conversation, digest, values).await,
+            Some(Recorded::Answer { digest, reply }) => self.deliver_answer(&conversation, digest, reply).await,
             Some(Recorded::Decision { approve, digest, reason }) => {
                 let decision = if *approve {
                     ApprovalDecision::approve(digest.clone())
@@ -119,33 +119,28 @@ impl Turns {
             // Another segment carries it; if that one died, the reaper queues the run again.
             RunStatus::Running => {}
             RunStatus::WaitingForInput | RunStatus::WaitingForApproval => match view.pause {
-                Some(PauseView::Input(pause)) => self.settle_question(&conversation.id, run, &pause).await?,
+                Some(PauseView::Input(pause)) => self.settle_question(&conversation.id, run, &pause, None).await?,
                 Some(PauseView::Approval(_)) => {
-                    self.store.settle(&conversation.id, run, Settle::AwaitingApproval).await?;
+                    self.store.settle(&conversation.id, run, Settle::AwaitingApproval, None).await?;
                 }
                 Some(PauseView::Unreadable) | None => {
                     let code = ErrorCode::Run(runtime::FailureReason::StateUnreadable);
-                    self.store.settle(&conversation.id, run, Settle::Failed { code }).await?;
+                    self.store.settle(&conversation.id, run, Settle::Failed { code }, None).await?;
                 }
             },
             RunStatus::Completed => {
                 let answer = view.answer.unwrap_or_default();
-                self.store.settle(&conversation.id, run, Settle::Answered { answer: &answer }).await?;
+                self.store.settle(&conversation.id, run, Settle::Answered { answer: &answer }, None).await?;
             }
             RunStatus::Failed | RunStatus::Cancelled => {
                 let code = failure_code(view.status, view.termination_reason.as_deref());
-                self.store.settle(&conversation.id, run, Settle::Failed { code }).await?;
+                self.store.settle(&conversation.id, run, Settle::Failed { code }, None).await?;
             }
         }
         Ok(())
     }
 
-    async fn deliver_answer(
-        &self,
-        conversation: &Conversation,
-        digest: &str,
-        values: &serde_json::Map<String, serde_json::Value>,
-    ) -> Result<(), TurnError> {
+    async fn deliver_answer(&self, conversation: &Conversation, digest: &str, reply: &Reply) -> Result<(), TurnError> {
         let Some(run_id) = conversation.run_id else {
             self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
             return Ok(());
@@ -153,9 +148,21 @@ impl Turns {
         if !self.still_waits(conversation, run_id, RunStatus::WaitingForInput).await? {
             return Ok(());
         }
-        let submission = InputSubmission { values: values.clone(), digest: Some(digest.to_string()) };
-        match self.runtime.submit_input(&owner(conversation), run_id, submission).await {
-            Ok(result) => self.apply(&conversation.id, result).await,
+        let (delivered, notice) = match reply {
+            Reply::Withdrawn(reason) => {
+                (self.runtime.withdraw_question(run_id, reason).await, Some(ErrorCode::QuestionWithdrawn))
+            }
+            Reply::Values(values) => {
+                let submission = InputSubmission::values(values.clone(), Some(digest.to_string()));
+                (self.runtime.submit_input(&owner(conversation), run_id, submission).await, None)
+            }
+            Reply::Decline => {
+                let submission = InputSubmission { reply: InputReply::Decline, digest: Some(digest.to_string()) };
+                (self.runtime.submit_input(&owner(conversation), run_id, submission).await, None)
+            }
+        };
+        match delivered {
+            Ok(result) => self.apply_noting(&conversation.id, result, notice).await,
             Err(refusal) => self.refused(conversation, handback::input_code(&refusal), &refusal).await,
         }
     }
@@ -216,20 +223,30 @@ impl Turns {
 
     /// Records what a run call came back with, on the conversation that carries that run.
     async fn apply(&self, conversation_id: &str, result: RunResult) -> Result<(), TurnError> {
+        self.apply_noting(conversation_id, result, None).await
+    }
+
+    /// [`Turns::apply`], with a note that stands beside the turn as it goes on.
+    async fn apply_noting(
+        &self,
+        conversation_id: &str,
+        result: RunResult,
+        notice: Option<ErrorCode>,
+    ) -> Result<(), TurnError> {
         let run = result.run_id;
         match result.outcome {
             RunOutcome::Completed { answer, .. } => {
-                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }).await?;
+                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }, notice).await?;
             }
-            RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, run, &pause).await?,
+            RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, run, &pause, notice).await?,
             RunOutcome::AwaitingApproval { .. } => {
-                self.store.settle(conversation_id, run, Settle::AwaitingApproval).await?;
+                self.store.settle(conversation_id, run, Settle::AwaitingApproval, notice).await?;
             }
             RunOutcome::Failed { reason } => {
-                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Run(reason) }).await?;
+                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Run(reason) }, None).await?;
             }
             RunOutcome::Cancelled => {
-                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Cancelled }).await?;
+                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Cancelled }, None).await?;
             }
             // Requeued: the worker is dispatched again when the run is due. Lease lost: whoever
             // holds the run now will record it.
@@ -240,9 +257,15 @@ impl Turns {
 
     /// Parks the conversation on a question, which joins the transcript as the assistant's line
     /// in the wording the reply options are read with.
-    async fn settle_question(&self, conversation_id: &str, run: Uuid, pause: &InputPause) -> Result<(), TurnError> {
+    async fn settle_question(
+        &self,
+        conversation_id: &str,
+        run: Uuid,
+        pause: &InputPause,
+        notice: Option<ErrorCode>,
+    ) -> Result<(), TurnError> {
         let question = InputPauseForm::parse(&pause.schema).question().to_string();
-        self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }).await?;
+        self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }, notice).await?;
         Ok(())
     }
 

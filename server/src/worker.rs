@@ -119,6 +119,16 @@ impl Worker {
     async fn dispatch_due_runs(&self) -> Result<(), TurnError> {
         let runtime = &self.turns.runtime;
         runtime.reap_stale(db::now()).await?;
+        // A question whose tool stopped waiting (an MCP server's time limit, a server that went
+        // away, a restart) is withdrawn through the conversation, so the run goes on with it told.
+        for (run_id, reason) in runtime.expired_questions().await? {
+            if let Some(conversation) = self.store.conversation_of_run(run_id).await? {
+                if self.store.record_withdrawal(&conversation.id, run_id, &reason).await? {
+                    tracing::info!(conversation = %conversation.id, %reason, "withdrawing a question its tool stopped waiting for");
+                    self.turns.events.changed(&conversation.id);
+                }
+            }
+        }
         for run_id in runtime.due_queued_runs(16).await? {
             if let Some(conversation) = self.store.conversation_of_run(run_id).await? {
                 if conversation.status == ConversationStatus::Processing {

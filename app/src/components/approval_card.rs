@@ -60,6 +60,9 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
                                     <code class="tool">{call.name}</code>
                                     <span class=marker_class>{lang.t(marker)}</span>
                                 </div>
+                                {call
+                                    .origin
+                                    .map(|origin| view! { <p class="origin">{lang.t(Text::ProposedBy)} " " {origin}</p> })}
                                 {(!call.tool_registered).then(|| view! { <p class="warning">{lang.t(Text::ApprovalToolGone)}</p> })}
                                 <details open>
                                     <summary>{lang.t(Text::ApprovalArguments)}</summary>

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::api::Answer;
 use crate::i18n::Text;
-use crate::input_form::{Choice, FieldKind, Form, FormField, InputPauseForm};
+use crate::input_form::{multi_select_key, Choice, FieldKind, Form, FormField, InputPauseForm};
 use crate::model::QuestionView;
 use crate::use_lang;
 
@@ -22,23 +22,55 @@ fn guard(pending: Memo<bool>) -> impl Fn(MouseEvent) + Clone + 'static {
 #[component]
 pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: ServerAction<Answer>) -> impl IntoView {
     let pending = Memo::new(move |_| answer.pending().get());
-    match question.form {
+    let lang = use_lang();
+    let asked_by = question.asked_by.clone().map(|source| {
+        view! { <p class="asked-by">{lang.t(Text::AskedBy)} " " <strong>{source}</strong></p> }
+    });
+    let decline = question.declinable.then(|| {
+        view! { <DeclineButton conversation_id=conversation_id.clone() digest=question.digest.clone() answer pending/> }
+    });
+    let options = match question.form {
         InputPauseForm::Choice(choice) => {
             view! { <ChoiceButtons conversation_id digest=question.digest choice answer pending/> }.into_any()
         }
         InputPauseForm::Form(form) => {
             view! { <AnswerForm conversation_id digest=question.digest form answer pending/> }.into_any()
         }
-        InputPauseForm::Unsupported { .. } => {
-            let lang = use_lang();
-            view! {
-                <div class="reply-options unsupported" role="group" aria-label=lang.t(Text::ReplyOptions)>
-                    <p>{lang.t(Text::InputUnsupported)}</p>
-                    <p class="hint">{lang.t(Text::MessageEndsQuestion)}</p>
-                </div>
-            }
-            .into_any()
+        InputPauseForm::Unsupported { .. } => view! {
+            <div class="reply-options unsupported" role="group" aria-label=lang.t(Text::ReplyOptions)>
+                <p>{lang.t(Text::InputUnsupported)}</p>
+                <p class="hint">{lang.t(Text::MessageEndsQuestion)}</p>
+            </div>
         }
+        .into_any(),
+    };
+    view! { <div class="question">{asked_by} {options} {decline}</div> }
+}
+
+/// "Decline" for a question a tool asked while it ran: the tool is told no, nothing else is sent.
+#[component]
+fn DeclineButton(
+    conversation_id: String,
+    digest: String,
+    answer: ServerAction<Answer>,
+    pending: Memo<bool>,
+) -> impl IntoView {
+    let lang = use_lang();
+    view! {
+        <ActionForm action=answer attr:class="decline-form">
+            <input type="hidden" name="conversation_id" value=conversation_id/>
+            <input type="hidden" name="digest" value=digest/>
+            <button
+                type="submit"
+                class="secondary"
+                name="decline"
+                value="true"
+                aria-disabled=move || pending.get().to_string()
+                on:click=guard(pending)
+            >
+                {lang.t(Text::Decline)}
+            </button>
+        </ActionForm>
     }
 }
 
@@ -111,6 +143,14 @@ fn AnswerForm(
     }
 }
 
+/// The text a value pre-fills an input with.
+fn shown(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
 #[component]
 fn Field(field: FormField) -> impl IntoView {
     let lang = use_lang();
@@ -123,8 +163,13 @@ fn Field(field: FormField) -> impl IntoView {
         </label>
     };
     let description = field.description.clone().map(|text| view! { <small class="description">{text}</small> });
+    let default = field.default.clone();
+    let prefill = default.as_ref().map(shown);
     let control = match field.kind {
-        FieldKind::Boolean => view! { <input type="checkbox" id=id name=name value="true"/> }.into_any(),
+        FieldKind::Boolean => {
+            let checked = default == Some(serde_json::Value::Bool(true));
+            view! { <input type="checkbox" id=id name=name value="true" checked=checked/> }.into_any()
+        }
         FieldKind::Select => view! {
             <select id=id name=name required=field.required>
                 <option value="">"—"</option>
@@ -132,25 +177,48 @@ fn Field(field: FormField) -> impl IntoView {
                     .options
                     .into_iter()
                     .map(|option| {
-                        let value = match &option.value {
-                            serde_json::Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        };
-                        view! { <option value=value>{option.label}</option> }
+                        let selected = default.as_ref() == Some(&option.value);
+                        view! { <option value=shown(&option.value) selected=selected>{option.label}</option> }
                     })
                     .collect_view()}
             </select>
         }
         .into_any(),
-        FieldKind::Integer => {
-            view! { <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required/> }
-                .into_any()
+        FieldKind::MultiSelect => {
+            let picked = default.as_ref().and_then(|value| value.as_array().cloned()).unwrap_or_default();
+            let field_name = field.name.clone();
+            view! {
+                <fieldset class="checkboxes" id=id>
+                    {field
+                        .options
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, option)| {
+                            let checked = picked.contains(&option.value);
+                            let name = format!("fields[{}]", multi_select_key(&field_name, index));
+                            view! {
+                                <label class="checkbox">
+                                    <input type="checkbox" name=name value="on" checked=checked/>
+                                    {option.label}
+                                </label>
+                            }
+                        })
+                        .collect_view()}
+                </fieldset>
+            }
+            .into_any()
         }
-        FieldKind::Number => {
-            view! { <input type="number" step="any" inputmode="decimal" id=id name=name required=field.required/> }
-                .into_any()
+        FieldKind::Integer => view! {
+            <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required value=prefill/>
         }
-        FieldKind::Text => view! { <input type="text" id=id name=name required=field.required/> }.into_any(),
+        .into_any(),
+        FieldKind::Number => view! {
+            <input type="number" step="any" inputmode="decimal" id=id name=name required=field.required value=prefill/>
+        }
+        .into_any(),
+        FieldKind::Text => {
+            view! { <input type="text" id=id name=name required=field.required value=prefill/> }.into_any()
+        }
     };
     view! { <div class="field">{label} {control} {description}</div> }
 }

@@ -97,6 +97,9 @@ proptest! {
                         FieldKind::Number => value.is_number(),
                         FieldKind::Boolean => value.is_boolean(),
                         FieldKind::Select => field.options.iter().any(|option| &option.value == value),
+                        FieldKind::MultiSelect => value.as_array().is_some_and(|picked| {
+                            picked.iter().all(|value| field.options.iter().any(|option| &option.value == value))
+                        }),
                     };
                     prop_assert!(fits, "{} = {} does not fit {:?}", name, value, field.kind);
                 }

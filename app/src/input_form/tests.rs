@@ -301,3 +301,126 @@ fn a_form_dropdown_offering_the_empty_string_is_not_shown() {
     let form = InputPauseForm::Choice(choice(&buttons));
     assert_eq!(form.check(&InputAnswer::Choice(json!("")), GERMAN).unwrap().data["a"], json!(""));
 }
+
+/// The form `@modelcontextprotocol/server-everything` asks with (`trigger-elicitation-request`),
+/// in the elicitation schema's shapes: defaults, formats, untitled and titled single and multiple
+/// selects, and the legacy `enumNames`.
+fn everything_schema() -> Value {
+    json!({
+        "type": "object",
+        "title": "Please provide inputs for the following fields:",
+        "properties": {
+            "name": { "type": "string", "title": "Full name" },
+            "check": { "type": "boolean", "title": "Agree" },
+            "firstLine": { "type": "string", "default": "It was a dark and stormy night." },
+            "integer": { "type": "integer", "minimum": 1, "maximum": 100, "default": 42 },
+            "untitledSingleSelectEnum": { "type": "string", "enum": ["Monica", "Rachel", "Phoebe"], "default": "Monica" },
+            "untitledMultipleSelectEnum": {
+                "type": "array", "minItems": 1, "maxItems": 3,
+                "items": { "type": "string", "enum": ["Guitar", "Piano", "Violin", "Drums", "Bass"] },
+                "default": ["Guitar"]
+            },
+            "titledMultipleSelectEnum": {
+                "type": "array",
+                "items": { "anyOf": [{ "const": "fish-1", "title": "Tuna" }, { "const": "fish-2", "title": "Salmon" }] }
+            },
+            "legacyTitledEnum": { "type": "string", "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"] }
+        },
+        "required": ["name"]
+    })
+}
+
+#[test]
+fn multi_selects_become_checkbox_groups_with_their_bounds_and_defaults_prefill_the_form() {
+    let form = form(&everything_schema());
+    let field = |name: &str| form.fields.iter().find(|field| field.name == name).unwrap();
+    let multi = field("untitledMultipleSelectEnum");
+    assert_eq!(multi.kind, FieldKind::MultiSelect);
+    assert_eq!((multi.min_items, multi.max_items), (Some(1), Some(3)));
+    assert_eq!(multi.default, Some(json!(["Guitar"])));
+    let titled = field("titledMultipleSelectEnum");
+    let labels: Vec<&str> = titled.options.iter().map(|option| option.label.as_str()).collect();
+    assert_eq!(labels, ["Tuna", "Salmon"]);
+    let legacy = field("legacyTitledEnum");
+    assert_eq!(legacy.kind, FieldKind::Select);
+    assert_eq!(legacy.options[1], ChoiceOption { value: json!("pet-2"), label: "Dogs".into() });
+    assert_eq!(field("firstLine").default, Some(json!("It was a dark and stormy night.")));
+    assert_eq!(field("integer").default, Some(json!(42)));
+    assert_eq!(field("untitledSingleSelectEnum").default, Some(json!("Monica")));
+}
+
+#[test]
+fn a_multi_select_takes_only_offered_distinct_options_within_its_bounds() {
+    let form = InputPauseForm::parse(&everything_schema());
+    let with = |instruments: Value| fields(json!({ "name": "Ada", "untitledMultipleSelectEnum": instruments }));
+    let accepted = form.check(&with(json!(["Piano", "Drums"])), GERMAN).unwrap();
+    assert_eq!(accepted.data["untitledMultipleSelectEnum"], json!(["Piano", "Drums"]));
+    assert!(accepted.display.contains("Piano, Drums"), "{}", accepted.display);
+    assert_eq!(form.check(&with(json!(["Piano", "Kazoo"])), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&with(json!(["Piano", "Piano"])), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&with(json!(["Guitar", "Piano", "Violin", "Drums"])), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&with(json!("Piano")), GERMAN), Err(AnswerNotOffered));
+}
+
+#[test]
+fn ticked_checkboxes_of_a_plain_form_post_are_the_picked_options() {
+    let form = InputPauseForm::parse(&everything_schema());
+    let mut posted = std::collections::BTreeMap::new();
+    posted.insert("name".to_string(), "Ada".to_string());
+    posted.insert(multi_select_key("untitledMultipleSelectEnum", 1), "on".to_string());
+    posted.insert(multi_select_key("untitledMultipleSelectEnum", 4), "on".to_string());
+    posted.insert(multi_select_key("titledMultipleSelectEnum", 0), "on".to_string());
+    let accepted = form.check(&InputAnswer::FormFields(posted), GERMAN).unwrap();
+    assert_eq!(accepted.data["untitledMultipleSelectEnum"], json!(["Piano", "Bass"]));
+    assert_eq!(accepted.data["titledMultipleSelectEnum"], json!(["fish-1"]));
+    assert!(accepted.display.contains("Tuna"), "{}", accepted.display);
+}
+
+#[test]
+fn accepting_the_form_as_shown_answers_with_every_default() {
+    let Ok(InputPauseForm::Form(form)) = Ok::<_, ()>(InputPauseForm::parse(&json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "default": "John Doe" },
+            "age": { "type": "integer", "default": 30 },
+            "score": { "type": "number", "default": 95.5 },
+            "status": { "type": "string", "enum": ["active", "inactive", "pending"], "default": "active" },
+            "verified": { "type": "boolean", "default": true }
+        },
+        "required": []
+    }))) else {
+        panic!("a form")
+    };
+    let accepted = InputPauseForm::Form(form.clone()).check(&InputAnswer::defaults_of(&form), GERMAN).unwrap();
+    assert_eq!(
+        Value::Object(accepted.data),
+        json!({ "name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true })
+    );
+}
+
+#[test]
+fn a_default_that_does_not_fit_its_field_is_not_offered() {
+    let form = form(&json!({
+        "type": "object",
+        "properties": {
+            "level": { "type": "integer", "default": "high" },
+            "colour": { "enum": ["red", "blue"], "default": "green" },
+            "name": { "type": "string" }
+        }
+    }));
+    assert!(form.fields.iter().all(|field| field.default.is_none()), "{form:?}");
+}
+
+#[test]
+fn enum_names_title_the_reply_buttons_of_a_single_choice() {
+    let choice = choice(&json!({
+        "type": "object",
+        "properties": { "pet": { "type": "string", "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"] } }
+    }));
+    assert_eq!(choice.options[0], ChoiceOption { value: json!("pet-1"), label: "Cats".into() });
+    let mismatched = json!({
+        "type": "object",
+        "properties": { "pet": { "enum": ["pet-1", "pet-2"], "enumNames": ["Cats"] } }
+    });
+    assert!(matches!(InputPauseForm::parse(&mismatched), InputPauseForm::Unsupported { .. }));
+}

@@ -1,5 +1,6 @@
 //! Integration tests of the runtime against a real SQLite file.
 
+mod asks;
 mod flows;
 mod openai;
 mod races;

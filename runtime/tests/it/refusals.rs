@@ -148,7 +148,7 @@ async fn a_stale_missing_or_empty_digest_is_refused_after_the_claim_and_released
         .submit_input(
             &OWNER,
             run_id,
-            InputSubmission { values: json!({"answer": "a"}).as_object().cloned().unwrap(), digest: None },
+            InputSubmission::values(json!({"answer": "a"}).as_object().cloned().unwrap(), None),
         )
         .await;
     assert!(matches!(refused, Err(Refusal::StaleTurn)), "{refused:?}");

@@ -377,10 +377,7 @@ pub fn answer(result: &runtime::RunResult) -> String {
 }
 
 pub fn submission(values: Value, digest: &str) -> runtime::InputSubmission {
-    runtime::InputSubmission {
-        values: values.as_object().cloned().expect("values are an object"),
-        digest: Some(digest.into()),
-    }
+    runtime::InputSubmission::values(values.as_object().cloned().expect("values are an object"), Some(digest.into()))
 }
 
 pub async fn status_of(runtime: &Runtime, run_id: uuid::Uuid) -> runtime::RunView {

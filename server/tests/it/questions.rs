@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
-use server::conversation::Recorded;
+use server::conversation::{Recorded, Reply};
 
 use crate::harness::{texts, Client, TestServer};
 use crate::scripted::{services, Effects};
@@ -371,7 +371,7 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
     assert_eq!((status, body), (409, json!("DecisionInFlight")));
     let row = server.store().conversation(&id).await.unwrap().unwrap();
     assert!(
-        matches!(&row.recorded, Some(Recorded::Answer { values, .. }) if *values == *json!({"answer": "Title"}).as_object().unwrap()),
+        matches!(&row.recorded, Some(Recorded::Answer { reply: Reply::Values(values), .. }) if *values == *json!({"answer": "Title"}).as_object().unwrap()),
         "{:?}",
         row.recorded
     );
