@@ -190,3 +190,10 @@ pub async fn delete_conversation(conversation_id: String) -> Result<(), AppError
     leptos_axum::redirect("/");
     Ok(())
 }
+
+#[server(endpoint = "tools")]
+pub async fn list_tools() -> Result<crate::model::ToolsView, AppError> {
+    use crate::backend::{fail, signed_in, tools};
+    let user = signed_in()?;
+    tools()?.tools(&user).await.map_err(fail)
+}

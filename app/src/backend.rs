@@ -1,7 +1,7 @@
 //! The seams between server functions (here, in `app`) and the services (in `server`).
 //!
 //! `app` must not know SQL or the runtime, so the server provides implementations of
-//! [`AuthBackend`], [`ChatBackend`] and [`ContentBackend`] as Leptos context ([`Backends`]), and
+//! [`AuthBackend`], [`ChatBackend`], [`ContentBackend`] and [`ToolsBackend`] as Leptos context ([`Backends`]), and
 //! the signed-in user as a request extension.
 
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use crate::error::AppError;
 use crate::i18n::Lang;
 use crate::input_form::InputAnswer;
 use crate::model::{
-    CardDecision, ConversationSummary, ConversationView, PageSummaryView, PageView, PollView, SessionView,
+    CardDecision, ConversationSummary, ConversationView, PageSummaryView, PageView, PollView, SessionView, ToolsView,
 };
 
 /// The signed-in user, put into the request's extensions by the server's session middleware.
@@ -79,12 +79,19 @@ pub trait ContentBackend: Send + Sync + 'static {
     async fn page(&self, user: &CurrentUser, id: i64) -> Result<PageView, AppError>;
 }
 
-/// The three services, provided as one context value.
+/// The tools the assistant is offered, and how their MCP servers are doing.
+#[async_trait]
+pub trait ToolsBackend: Send + Sync + 'static {
+    async fn tools(&self, user: &CurrentUser) -> Result<ToolsView, AppError>;
+}
+
+/// The services, provided as one context value.
 #[derive(Clone)]
 pub struct Backends {
     pub auth: Arc<dyn AuthBackend>,
     pub chat: Arc<dyn ChatBackend>,
     pub content: Arc<dyn ContentBackend>,
+    pub tools: Arc<dyn ToolsBackend>,
 }
 
 fn backends() -> Result<Backends, AppError> {
@@ -101,6 +108,10 @@ pub fn chat() -> Result<Arc<dyn ChatBackend>, AppError> {
 
 pub fn content() -> Result<Arc<dyn ContentBackend>, AppError> {
     Ok(backends()?.content)
+}
+
+pub fn tools() -> Result<Arc<dyn ToolsBackend>, AppError> {
+    Ok(backends()?.tools)
 }
 
 /// The name of the session cookie; the server's middleware reads it, `login` writes it.

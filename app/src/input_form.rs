@@ -239,6 +239,11 @@ impl InputPauseForm {
             }
             (InputPauseForm::Form(form), InputAnswer::Fields(values)) => check_form(form, values, words),
             (InputPauseForm::Form(form), InputAnswer::FormFields(strings)) => {
+                // A field the form does not show (or a checkbox for an option it does not offer)
+                // is not part of any answer to it.
+                if !strings.keys().all(|key| shows_key(form, key)) {
+                    return Err(AnswerNotOffered);
+                }
                 check_form(form, &typed_from_form(form, strings), words)
             }
             _ => Err(AnswerNotOffered),
@@ -267,6 +272,14 @@ fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Res
         return Err(AnswerNotOffered);
     }
     Ok(AcceptedAnswer { data, display: lines.join("\n") })
+}
+
+/// Whether the form posts under `key`: a field's name, or one of a multi-select's checkboxes.
+fn shows_key(form: &Form, key: &str) -> bool {
+    form.fields.iter().any(|field| match field.kind {
+        FieldKind::MultiSelect => (0..field.options.len()).any(|index| multi_select_key(&field.name, index) == key),
+        _ => field.name == key,
+    })
 }
 
 /// Reads posted strings with the form's field kinds: a checkbox is true when present and false

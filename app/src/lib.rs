@@ -21,6 +21,7 @@ use crate::i18n::{Lang, Text};
 use crate::pages::chat::ChatPage;
 use crate::pages::content::{ContentPage, PagesPage};
 use crate::pages::login::LoginPage;
+use crate::pages::tools::ToolsPage;
 
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     let lang = initial_lang();
@@ -83,6 +84,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/login") view=LoginPage ssr=SsrMode::Async/>
                 <Route path=path!("/pages") view=PagesPage ssr=SsrMode::Async/>
                 <Route path=path!("/pages/:id") view=ContentPage ssr=SsrMode::Async/>
+                <Route path=path!("/tools") view=ToolsPage ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

@@ -232,3 +232,49 @@ pub struct PageView {
     pub blocks: Vec<BlockView>,
     pub version: i64,
 }
+
+/// What a tool does to the world, as the tools page says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolEffectView {
+    Reads,
+    /// Writes; safe to repeat.
+    WritesIdempotent,
+    /// Writes; an approval card comes first.
+    Writes,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolView {
+    pub name: String,
+    pub description: String,
+    pub effect: ToolEffectView,
+    /// Whether a call waits for an approval card.
+    pub needs_approval: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum McpServerStatus {
+    Starting,
+    Ready,
+    /// Failed or gone; tried again in `retry_in_seconds`.
+    Down {
+        problem: String,
+        retry_in_seconds: u64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerView {
+    pub name: String,
+    pub status: McpServerStatus,
+    pub tools: Vec<ToolView>,
+}
+
+/// The tools the assistant is offered: the built-in ones and those of each MCP server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolsView {
+    pub built_in: Vec<ToolView>,
+    pub servers: Vec<McpServerView>,
+}

@@ -2,3 +2,4 @@ pub mod chat;
 pub mod content;
 pub mod header;
 pub mod login;
+pub mod tools;

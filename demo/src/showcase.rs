@@ -1,6 +1,7 @@
 //! The demo model's showcase: outside a tour it shows each kind of question and a plain approval
 //! card on request (`/choose`, `/feedback`, `/contact`, `/upload`, `/note TEXT`), through the
-//! showcase tools. Decided from the transcript like the rest of the demo.
+//! showcase tools, and calls any offered tool by name (`/mcp server.tool {json}`), so MCP tools
+//! can be tried without a real model. Decided from the transcript like the rest of the demo.
 
 use runtime::{Completion, CompletionRequest, Role, ToolCall, ASK_CHOICE};
 use serde_json::{json, Value};
@@ -9,10 +10,43 @@ use crate::showcase_tools::{CONTACT, FEEDBACK, NOTE, UPLOAD};
 
 const SHOWCASE_TOOLS: [&str; 5] = [ASK_CHOICE, FEEDBACK, CONTACT, UPLOAD, NOTE];
 
+/// The call id of `/mcp`: it calls a tool of any name.
+const ANY_TOOL_CALL: &str = "showcase-mcp";
+
 fn call(name: &str, arguments: Value) -> Completion {
     Completion {
         content: String::new(),
         tool_calls: vec![ToolCall { id: format!("showcase-{name}"), name: name.to_string(), arguments }],
+    }
+}
+
+fn say(content: String) -> Completion {
+    Completion { content, tool_calls: Vec::new() }
+}
+
+/// `/mcp server.tool {"argument": …}`: the named tool with the given arguments (none: `{}`).
+fn call_any(request: &CompletionRequest, rest: &str) -> Completion {
+    let (name, arguments) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if name.is_empty() {
+        return say("Name a tool: /mcp server.tool {\"argument\": \"value\"}. The Tools page lists them.".into());
+    }
+    if !request.tools.iter().any(|tool| tool.name == name) {
+        return say(format!(
+            "No tool named \u{201c}{name}\u{201d} is offered right now. The Tools page lists the tools of each MCP \
+             server and whether it is connected."
+        ));
+    }
+    let arguments = match arguments.trim() {
+        "" => json!({}),
+        text => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(arguments)) => Value::Object(arguments),
+            Ok(_) => return say("The arguments must be a JSON object, e.g. {\"path\": \"notes.txt\"}.".into()),
+            Err(error) => return say(format!("The arguments are not valid JSON: {error}.")),
+        },
+    };
+    Completion {
+        content: String::new(),
+        tool_calls: vec![ToolCall { id: ANY_TOOL_CALL.to_string(), name: name.to_string(), arguments }],
     }
 }
 
@@ -30,10 +64,10 @@ pub(crate) fn showcase(request: &CompletionRequest) -> Option<Completion> {
                 .collect();
             let asked = request.messages.iter().rev().find(|message| message.role == Role::Assistant)?;
             let ours = !asked.tool_calls.is_empty()
-                && asked
-                    .tool_calls
-                    .iter()
-                    .all(|call| call.id.starts_with("showcase-") && SHOWCASE_TOOLS.contains(&call.name.as_str()));
+                && asked.tool_calls.iter().all(|call| {
+                    call.id == ANY_TOOL_CALL
+                        || (call.id.starts_with("showcase-") && SHOWCASE_TOOLS.contains(&call.name.as_str()))
+                });
             ours.then(|| Completion { content: format!("Noted. {}", results.join(" ")), tool_calls: Vec::new() })
         }
         Role::User => {
@@ -49,6 +83,7 @@ pub(crate) fn showcase(request: &CompletionRequest) -> Option<Completion> {
                 "/contact" if offered(CONTACT) => Some(call(CONTACT, json!({}))),
                 "/upload" if offered(UPLOAD) => Some(call(UPLOAD, json!({}))),
                 "/note" if offered(NOTE) && !rest.is_empty() => Some(call(NOTE, json!({ "text": rest }))),
+                "/mcp" => Some(call_any(request, rest)),
                 _ => None,
             }
         }
@@ -80,6 +115,32 @@ mod tests {
         assert!(showcase(&without).is_none());
         let plain = CompletionRequest { messages: vec![ChatMessage::user("hello")], tools: offered(&["demo_note"]) };
         assert!(showcase(&plain).is_none());
+    }
+
+    #[test]
+    fn any_offered_tool_is_called_by_name_and_its_result_answered() {
+        let ask = |text: &str| {
+            let request =
+                CompletionRequest { messages: vec![ChatMessage::user(text)], tools: offered(&["files.write_file"]) };
+            showcase(&request).unwrap()
+        };
+        let completion = ask(r#"/mcp files.write_file {"path": "a.txt", "content": "Hi"}"#);
+        assert_eq!(completion.tool_calls[0].id, ANY_TOOL_CALL);
+        assert_eq!(completion.tool_calls[0].name, "files.write_file");
+        assert_eq!(completion.tool_calls[0].arguments, json!({ "path": "a.txt", "content": "Hi" }));
+        assert_eq!(ask("/mcp files.write_file").tool_calls[0].arguments, json!({}));
+        assert!(ask("/mcp files.delete").content.contains("No tool named"));
+        assert!(ask("/mcp files.write_file [1]").content.contains("JSON object"));
+        assert!(ask("/mcp files.write_file {oops").content.contains("not valid JSON"));
+        assert!(ask("/mcp").content.contains("Name a tool"));
+
+        let mut asked = ChatMessage::assistant("");
+        asked.tool_calls = completion.tool_calls;
+        let request = CompletionRequest {
+            messages: vec![ChatMessage::user("/mcp …"), asked, ChatMessage::tool_result(ANY_TOOL_CALL, "Wrote a.txt")],
+            tools: offered(&["files.write_file"]),
+        };
+        assert_eq!(showcase(&request).unwrap().content, "Noted. Wrote a.txt");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! The API key never appears in `Debug` output, errors or logs: it lives in the config behind a
 //! redacting `Debug`, and goes out only as a header marked sensitive.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -119,8 +120,8 @@ impl OpenAiProvider {
         &self.config
     }
 
-    fn body(&self, request: &CompletionRequest) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+    fn body(&self, request: &CompletionRequest, names: &WireNames) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(|message| wire_message(message, names)).collect();
         let mut body = json!({ "model": self.config.model, "messages": messages });
         // Several servers reject an empty `tools` array; a plain completion sends none.
         if !request.tools.is_empty() {
@@ -130,7 +131,7 @@ impl OpenAiProvider {
                 .map(|tool| {
                     json!({
                         "type": "function",
-                        "function": { "name": tool.name, "description": tool.description, "parameters": tool.parameters }
+                        "function": { "name": names.wire(&tool.name), "description": tool.description, "parameters": tool.parameters }
                     })
                 })
                 .collect();
@@ -149,7 +150,7 @@ fn role(role: Role) -> &'static str {
     }
 }
 
-fn wire_message(message: &ChatMessage) -> Value {
+fn wire_message(message: &ChatMessage, names: &WireNames) -> Value {
     match message.role {
         Role::Assistant if !message.tool_calls.is_empty() => {
             let calls: Vec<Value> = message
@@ -159,7 +160,7 @@ fn wire_message(message: &ChatMessage) -> Value {
                     json!({
                         "id": call.id,
                         "type": "function",
-                        "function": { "name": call.name, "arguments": wire_arguments(&call.arguments) }
+                        "function": { "name": names.wire(&call.name), "arguments": wire_arguments(&call.arguments) }
                     })
                 })
                 .collect();
@@ -228,7 +229,7 @@ fn parse_arguments(arguments: Option<Value>) -> Value {
     }
 }
 
-fn parse_completion(bytes: &[u8]) -> Result<Completion, ProviderError> {
+fn parse_completion(bytes: &[u8], names: &WireNames) -> Result<Completion, ProviderError> {
     let response: WireResponse =
         serde_json::from_slice(bytes).map_err(|e| ProviderError::Malformed(format!("not a chat completion: {e}")))?;
     let choice = response
@@ -244,7 +245,7 @@ fn parse_completion(bytes: &[u8]) -> Result<Completion, ProviderError> {
         .enumerate()
         .map(|(index, call)| ToolCall {
             id: call.id.filter(|id| !id.is_empty()).unwrap_or_else(|| format!("call_{index}")),
-            name: call.function.name,
+            name: names.ours(call.function.name),
             arguments: parse_arguments(call.function.arguments),
         })
         .collect();
@@ -262,7 +263,8 @@ impl ModelProvider for OpenAiProvider {
     }
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, ProviderError> {
-        let mut http = self.client.post(self.config.endpoint()).json(&self.body(&request));
+        let names = WireNames::of(&request);
+        let mut http = self.client.post(self.config.endpoint()).json(&self.body(&request, &names));
         if let Some(authorization) = &self.authorization {
             http = http.header(AUTHORIZATION, authorization.clone());
         }
@@ -273,14 +275,82 @@ impl ModelProvider for OpenAiProvider {
             return Err(ProviderError::Status { status: status.as_u16() });
         }
         let bytes = response.bytes().await.map_err(|e| ProviderError::Connection(e.without_url().to_string()))?;
-        parse_completion(&bytes)
+        parse_completion(&bytes, &names)
     }
+}
+
+/// Function names as the API takes them: letters, digits, `_` and `-`, at most 64. Ours may hold
+/// other characters (an MCP tool is `server.tool`), so each is given a name of that kind for the
+/// request, and a call the model makes is mapped back. The same name always gets the same wire
+/// name, so the calls of earlier turns keep theirs.
+struct WireNames {
+    to_wire: HashMap<String, String>,
+    from_wire: HashMap<String, String>,
+}
+
+const WIRE_NAME_LIMIT: usize = 64;
+
+impl WireNames {
+    fn of(request: &CompletionRequest) -> WireNames {
+        let mut names = WireNames { to_wire: HashMap::new(), from_wire: HashMap::new() };
+        let offered = request.tools.iter().map(|tool| tool.name.as_str());
+        let called =
+            request.messages.iter().flat_map(|message| message.tool_calls.iter().map(|call| call.name.as_str()));
+        for name in offered.chain(called) {
+            if names.to_wire.contains_key(name) {
+                continue;
+            }
+            let mut wire = plain_wire_name(name);
+            if names.from_wire.contains_key(&wire) {
+                wire = hashed_wire_name(name);
+            }
+            names.from_wire.insert(wire.clone(), name.to_string());
+            names.to_wire.insert(name.to_string(), wire);
+        }
+        names
+    }
+
+    fn wire(&self, name: &str) -> String {
+        self.to_wire.get(name).cloned().unwrap_or_else(|| plain_wire_name(name))
+    }
+
+    /// A name the model sent that we did not offer stays as it is: the runtime tells the model
+    /// there is no such tool.
+    fn ours(&self, wire: String) -> String {
+        self.from_wire.get(&wire).cloned().unwrap_or(wire)
+    }
+}
+
+fn plain_wire_name(name: &str) -> String {
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !name.is_empty() && name.len() <= WIRE_NAME_LIMIT && name.chars().all(valid) {
+        return name.to_string();
+    }
+    // `server.tool` reads as `server__tool`: still clear to the model.
+    let wire: String = name.replace('.', "__").chars().map(|c| if valid(c) { c } else { '_' }).collect();
+    if wire.is_empty() || wire.len() > WIRE_NAME_LIMIT {
+        return hashed_wire_name(name);
+    }
+    wire
+}
+
+/// A shortened name with a digest of the whole, for names too long or taken.
+fn hashed_wire_name(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(name.as_bytes());
+    let suffix: String = digest.iter().take(4).map(|byte| format!("{byte:02x}")).collect();
+    let head: String = name
+        .replace('.', "__")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(WIRE_NAME_LIMIT - suffix.len() - 1)
+        .collect();
+    format!("{head}_{suffix}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
     fn lookup(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -312,6 +382,38 @@ mod tests {
     fn refuses_a_base_url_without_scheme() {
         let config = OpenAiConfig { base_url: "localhost:11434".into(), api_key: None, model: "m".into() };
         assert!(matches!(OpenAiProvider::new(config), Err(OpenAiConfigError::InvalidBaseUrl)));
+    }
+
+    #[test]
+    fn tool_names_are_sent_as_the_api_takes_them_and_mapped_back() {
+        let tool = |name: &str| crate::provider::ToolDefinition {
+            name: name.into(),
+            description: String::new(),
+            parameters: json!({"type": "object"}),
+        };
+        let long = format!("files.{}", "x".repeat(80));
+        let request = CompletionRequest {
+            messages: vec![],
+            tools: vec![tool("ask_choice"), tool("files.write_file"), tool("files__write_file"), tool(&long)],
+        };
+        let names = WireNames::of(&request);
+        assert_eq!(names.wire("ask_choice"), "ask_choice");
+        assert_eq!(names.wire("files.write_file"), "files__write_file");
+        // Taken by a tool of that very name: the second gets a digest.
+        let second = names.wire("files__write_file");
+        assert_ne!(second, "files__write_file");
+        assert!(second.starts_with("files__write_file_"), "{second}");
+        let shortened = names.wire(&long);
+        assert!(shortened.len() <= 64 && shortened.starts_with("files__xxx"), "{shortened}");
+        for name in ["ask_choice", "files.write_file", "files__write_file", long.as_str()] {
+            assert_eq!(names.ours(names.wire(name)), name);
+            let wire = names.wire(name);
+            assert!(wire.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{wire}");
+        }
+        assert_eq!(names.ours("unknown".into()), "unknown");
+        let reply = json!({"choices": [{"message": {"tool_calls": [{"id": "c1", "function": {"name": "files__write_file", "arguments": "{}"}}]}}]});
+        let completion = parse_completion(reply.to_string().as_bytes(), &names).unwrap();
+        assert_eq!(completion.tool_calls[0].name, "files.write_file");
     }
 
     #[test]

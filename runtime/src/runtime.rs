@@ -338,11 +338,7 @@ impl Runtime {
         for record in self.store.waiting_for_input().await? {
             let Some(input) = decode_state(&record).and_then(|state| state.input) else { continue };
             let Some(asked) = input.asked else { continue };
-            let reason = match self.tools.get(&input.tool_name) {
-                Some(tool) => tool.tool.expired(&asked),
-                None => Some(format!("the tool \"{}\" is no longer there", input.tool_name)),
-            };
-            if let Some(reason) = reason {
+            if let Some(reason) = self.tools.question_expired(&input.tool_name, &asked) {
                 expired.push((record.id, reason));
             }
         }

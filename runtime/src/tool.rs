@@ -226,6 +226,14 @@ pub trait ToolSource: Send + Sync {
     fn get(&self, name: &str) -> Option<RegisteredTool> {
         self.tools().into_iter().find(|tool| tool.spec.name == name)
     }
+
+    /// For a question tool `name` asked while it ran (its asked `state`) while the tool is not
+    /// offered: `None` when the name is not this source's; else `Some` of what
+    /// [`Tool::expired`] would say. A source whose tools come back (a server reconnecting, or
+    /// not listed yet after a start) keeps such questions rather than losing them to the gap.
+    fn expired_while_absent(&self, _name: &str, _state: &Value) -> Option<Option<String>> {
+        None
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -337,6 +345,19 @@ impl ToolRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty() && self.sources.iter().all(|source| source.tools().is_empty())
+    }
+
+    /// Why the question tool `name` asked while it ran (its asked `state`) can no longer be
+    /// answered; `None` while it can.
+    pub fn question_expired(&self, name: &str, state: &Value) -> Option<String> {
+        match self.get(name) {
+            Some(tool) => tool.tool.expired(state),
+            None => self
+                .sources
+                .iter()
+                .find_map(|source| source.expired_while_absent(name, state))
+                .unwrap_or_else(|| Some(format!("the tool \"{name}\" is no longer there"))),
+        }
     }
 }
 

@@ -497,6 +497,20 @@ impl Segment<'_> {
             let run = if call.id == input.call_id {
                 let reply = reply.take().unwrap_or(InputReply::Cancel);
                 match (self.offered(&call.name), input.asked.clone(), reply) {
+                    // Its source is not there now (an MCP server not reconnected yet): the
+                    // question it asked while it ran ends without an answer, and why is said.
+                    (None, Some(asked), _) if self.registry.get(&call.name).is_none() => {
+                        let why = self
+                            .registry
+                            .question_expired(&call.name, &asked)
+                            .unwrap_or_else(|| "the tool is not reachable now".to_string());
+                        let text = format!(
+                            "Error: the call of tool \"{}\" ended without the user's answer: {why}.",
+                            call.name
+                        );
+                        self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
+                        continue;
+                    }
                     (None, _, _) => {
                         let text =
                             format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name);

@@ -22,6 +22,8 @@ pub struct Config {
     /// How long work a worker holds stays its own without a heartbeat: after a worker dies, this
     /// long passes before another worker (or the restarted one) carries its work on.
     pub lease: Duration,
+    /// The MCP servers whose tools the assistant is offered, read from `--mcp-config`.
+    pub mcp: Option<mcp::McpConfig>,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -43,6 +45,8 @@ pub enum ConfigError {
     BadLease(String),
     #[error("with --web off and --worker off this process would do nothing")]
     NothingToRun,
+    #[error(transparent)]
+    Mcp(#[from] mcp::McpConfigError),
     #[error("{0}")]
     Help(String),
 }
@@ -76,6 +80,10 @@ struct Args {
     /// one takes its work over once this has passed [TOURGUIDE_LEASE_SECONDS] (default 30)
     #[arg(long, value_name = "SECONDS")]
     lease: Option<String>,
+    /// MCP servers to take tools from, in the JSON format MCP clients share ({"mcpServers":
+    /// {"name": {"command", "args", "env"} or {"url", "headers"}}}) [TOURGUIDE_MCP_CONFIG]
+    #[arg(long, value_name = "PATH")]
+    mcp_config: Option<String>,
 }
 
 fn switch(name: &str, value: Option<String>) -> Result<bool, ConfigError> {
@@ -139,6 +147,10 @@ impl Config {
                 _ => return Err(ConfigError::BadLease(text)),
             },
         };
+        let mcp = match args.mcp_config.or_else(|| env("TOURGUIDE_MCP_CONFIG")).filter(|path| !path.trim().is_empty()) {
+            None => None,
+            Some(path) => Some(mcp::McpConfig::load(std::path::Path::new(&path))?),
+        };
         Ok(Config {
             database,
             address,
@@ -147,6 +159,7 @@ impl Config {
             worker,
             web,
             lease,
+            mcp,
         })
     }
 }
@@ -173,6 +186,26 @@ mod tests {
         assert_eq!(config.site_root, "target/site");
         assert!(config.worker && config.web);
         assert_eq!(config.lease, DEFAULT_LEASE);
+        assert_eq!(config.mcp, None);
+    }
+
+    #[test]
+    fn an_mcp_configuration_is_read_and_a_bad_one_is_named() {
+        let folder = tempfile::tempdir().unwrap();
+        let good = folder.path().join("mcp.json");
+        std::fs::write(
+            &good,
+            r#"{"mcpServers": {"files": {"command": "npx", "args": ["server-filesystem", "/srv"]}}}"#,
+        )
+        .unwrap();
+        let config = parse(&[("TOURGUIDE_MCP_CONFIG", good.to_str().unwrap())], &[]).unwrap();
+        assert_eq!(config.mcp.unwrap().servers[0].name, "files");
+        let bad = folder.path().join("bad.json");
+        std::fs::write(&bad, r#"{"mcpServers": {"files": {}}}"#).unwrap();
+        let error = parse(&[], &["--mcp-config", bad.to_str().unwrap()]).unwrap_err().to_string();
+        assert!(error.contains("bad.json") && error.contains("needs a command"), "{error}");
+        let missing = parse(&[], &["--mcp-config", "/nonexistent/mcp.json"]).unwrap_err().to_string();
+        assert!(missing.contains("cannot read") && missing.contains("/nonexistent/mcp.json"), "{missing}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod markdown;
 pub mod pages;
 pub mod skills;
 pub mod store;
+pub mod toolbox;
 pub mod turn;
 pub mod worker;
 
@@ -45,6 +46,7 @@ use crate::events::ConversationEvents;
 use crate::pages::PagesService;
 use crate::skills::SkillCatalogue;
 use crate::store::{Store, StoreError};
+use crate::toolbox::ToolsService;
 use crate::turn::Turns;
 use crate::worker::{Worker, WorkerHandle};
 
@@ -295,6 +297,12 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let content = ContentStore::new(db.clone());
     let mut tools = services.tools;
     content::tools::register(&mut tools, content.clone());
+    let (shutdown, shutdown_receiver) = watch::channel(false);
+    // MCP tools join the built-in ones as a source whose tools come and go with their servers.
+    let mcp = config.mcp.clone().map(|mcp| mcp::McpHub::start(mcp, &tools, shutdown_receiver.clone()));
+    if let Some(hub) = &mcp {
+        tools.add_source(hub.source());
+    }
     let model_label = services.provider.label();
     let model_is_demo = services.provider.is_demo();
     let mut settings = services.runtime_settings;
@@ -316,6 +324,10 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
             // requeue may be running in the worker process.
             db::Location::Sqlite(path) => {
                 worker_lock_file = Some(worker_lock(path)?);
+                // Likewise a question an MCP server asked a previous process on a live connection.
+                if let Some(hub) = &mcp {
+                    hub.previous_processes_are_gone();
+                }
                 let requeued = store.requeue_all_running_jobs().await?;
                 let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
                 if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
@@ -341,7 +353,6 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .site_pkg_dir("pkg")
         .site_addr(config.address)
         .build();
-    let (shutdown, shutdown_receiver) = watch::channel(false);
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
     let events = ConversationEvents::new(shutdown_receiver.clone(), &db);
@@ -366,6 +377,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         auth: Arc::new(AccountService::new(store.clone(), model_label, model_is_demo)),
         chat: chat.clone(),
         content: Arc::new(PagesService::new(content)),
+        tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
     };
     let state = AppState { leptos_options, store: store.clone(), chat, events };
     let app = router(state, backends);

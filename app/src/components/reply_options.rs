@@ -184,30 +184,8 @@ fn Field(field: FormField) -> impl IntoView {
             </select>
         }
         .into_any(),
-        FieldKind::MultiSelect => {
-            let picked = default.as_ref().and_then(|value| value.as_array().cloned()).unwrap_or_default();
-            let field_name = field.name.clone();
-            view! {
-                <fieldset class="checkboxes" id=id>
-                    {field
-                        .options
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, option)| {
-                            let checked = picked.contains(&option.value);
-                            let name = format!("fields[{}]", multi_select_key(&field_name, index));
-                            view! {
-                                <label class="checkbox">
-                                    <input type="checkbox" name=name value="on" checked=checked/>
-                                    {option.label}
-                                </label>
-                            }
-                        })
-                        .collect_view()}
-                </fieldset>
-            }
-            .into_any()
-        }
+        // A group of checkboxes is named by its legend (in `MultiSelect` below), not a label.
+        FieldKind::MultiSelect => return view! { <MultiSelect field/> }.into_any(),
         FieldKind::Integer => view! {
             <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required value=prefill/>
         }
@@ -220,5 +198,38 @@ fn Field(field: FormField) -> impl IntoView {
             view! { <input type="text" id=id name=name required=field.required value=prefill/> }.into_any()
         }
     };
-    view! { <div class="field">{label} {control} {description}</div> }
+    view! { <div class="field">{label} {control} {description}</div> }.into_any()
+}
+
+/// Several of the options: one checkbox each, in a fieldset its legend names; the schema's
+/// default comes ticked.
+#[component]
+fn MultiSelect(field: FormField) -> impl IntoView {
+    let lang = use_lang();
+    let picked = field.default.as_ref().and_then(|value| value.as_array().cloned()).unwrap_or_default();
+    let field_name = field.name.clone();
+    view! {
+        <fieldset class="field checkboxes" id=format!("field-{}", field.name)>
+            <legend>
+                {field.label.clone()}
+                {field.required.then(|| view! { <span class="required">" (" {lang.t(Text::Required)} ")"</span> })}
+            </legend>
+            {field
+                .options
+                .into_iter()
+                .enumerate()
+                .map(|(index, option)| {
+                    let checked = picked.contains(&option.value);
+                    let name = format!("fields[{}]", multi_select_key(&field_name, index));
+                    view! {
+                        <label class="checkbox">
+                            <input type="checkbox" name=name value="on" checked=checked/>
+                            {option.label}
+                        </label>
+                    }
+                })
+                .collect_view()}
+            {field.description.map(|text| view! { <small class="description">{text}</small> })}
+        </fieldset>
+    }
 }

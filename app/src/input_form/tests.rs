@@ -374,6 +374,13 @@ fn ticked_checkboxes_of_a_plain_form_post_are_the_picked_options() {
     assert_eq!(accepted.data["untitledMultipleSelectEnum"], json!(["Piano", "Bass"]));
     assert_eq!(accepted.data["titledMultipleSelectEnum"], json!(["fish-1"]));
     assert!(accepted.display.contains("Tuna"), "{}", accepted.display);
+
+    // A checkbox for an option the form does not offer, or a field it does not show: refused.
+    for stray in [multi_select_key("untitledMultipleSelectEnum", 99), "role".to_string()] {
+        let mut posted = std::collections::BTreeMap::from([("name".to_string(), "Ada".to_string())]);
+        posted.insert(stray, "on".to_string());
+        assert_eq!(form.check(&InputAnswer::FormFields(posted), GERMAN), Err(AnswerNotOffered));
+    }
 }
 
 #[test]

@@ -56,6 +56,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         worker,
         web: true,
         lease: LEASE,
+        mcp: None,
     }
 }
 
@@ -81,6 +82,17 @@ impl TestServer {
     pub async fn start_configured(dir: tempfile::TempDir, services: Services, worker: bool) -> TestServer {
         let config = config_in(&dir, worker).await;
         let running = server::serve(&config, services).await.expect("server starts");
+        let base = format!("http://{}", running.address.expect("the server listens"));
+        TestServer { running: Some(running), base, dir }
+    }
+
+    /// A server with the demo model that takes tools from the MCP servers in `mcp` (the shared
+    /// `mcpServers` format).
+    pub async fn start_with_mcp(mcp: Value) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(&dir, true).await;
+        config.mcp = Some(mcp::McpConfig::parse(&mcp.to_string()).expect("a valid MCP configuration"));
+        let running = server::serve(&config, Services::new(Arc::new(demo::DemoProvider))).await.expect("server starts");
         let base = format!("http://{}", running.address.expect("the server listens"));
         TestServer { running: Some(running), base, dir }
     }

@@ -7,6 +7,7 @@ mod crash;
 mod decisions;
 mod events;
 mod harness;
+mod mcp;
 mod processes;
 mod questions;
 mod scale;

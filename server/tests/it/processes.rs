@@ -123,6 +123,19 @@ async fn complete(State(model): State<FakeModel>, Json(request): Json<Value>) ->
             model.questions_asked.fetch_add(1, Ordering::SeqCst);
             tool_call("ask_choice", json!({ "question": "Which crust?", "options": ["Crisp", "Soft"] }))
         }
+        // `mcp NAME`: the tool of that name as the API sees it (an MCP tool `server.tool` is
+        // offered as `server__tool`), when it is offered.
+        Some("user") if content.starts_with("mcp ") => {
+            let name = content["mcp ".len()..].trim();
+            let offered = request["tools"]
+                .as_array()
+                .is_some_and(|tools| tools.iter().any(|tool| tool["function"]["name"] == name));
+            if offered {
+                tool_call(name, json!({}))
+            } else {
+                text(format!("{name} is not offered"))
+            }
+        }
         Some("user") if content.contains("write it") => {
             model.writes_proposed.fetch_add(1, Ordering::SeqCst);
             tool_call("update_page_field", json!({ "page_id": model.page_id, "field": "title", "value": NEW_TITLE }))
@@ -166,6 +179,17 @@ impl ServerProcess {
         web: bool,
         worker: bool,
     ) -> Result<ServerProcess, String> {
+        Self::spawn_with(dir, model, web, worker, &[]).await
+    }
+
+    /// [`ServerProcess::spawn`] with more environment (e.g. `TOURGUIDE_MCP_CONFIG`).
+    pub async fn spawn_with(
+        dir: &tempfile::TempDir,
+        model: &ModelHandle,
+        web: bool,
+        worker: bool,
+        environment: &[(&str, String)],
+    ) -> Result<ServerProcess, String> {
         let switch = |on: bool| if on { "on" } else { "off" };
         let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
             .env_clear()
@@ -180,6 +204,7 @@ impl ServerProcess {
             .env("TOURGUIDE_WEB", switch(web))
             .env("TOURGUIDE_LEASE_SECONDS", LEASE_SECONDS)
             .env("RUST_LOG", "warn")
+            .envs(environment.iter().map(|(name, value)| (*name, value.as_str())))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)

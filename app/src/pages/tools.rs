@@ -1,0 +1,108 @@
+//! The tools the assistant is offered: the built-in ones, and per MCP server its state (connecting,
+//! connected, or down with the reason and the next attempt) and its tools with their effect.
+
+use leptos::prelude::*;
+
+use crate::api::list_tools;
+use crate::i18n::{Lang, Text};
+use crate::model::{McpServerStatus, McpServerView, ToolEffectView, ToolView};
+use crate::pages::header::Header;
+use crate::use_lang;
+
+#[component]
+pub fn ToolsPage() -> impl IntoView {
+    let lang = use_lang();
+    let tools = Resource::new(|| (), |_| list_tools());
+    view! {
+        <div class="app">
+            <Header/>
+            <main class="tools-index">
+                <h1>{lang.t(Text::ToolsTitle)}</h1>
+                <p class="lead">{lang.t(Text::ToolsLead)}</p>
+                <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+                    {move || Suspend::new(async move {
+                        match tools.await {
+                            Ok(tools) => {
+                                let no_servers = tools.servers.is_empty();
+                                view! {
+                                    <section aria-labelledby="built-in">
+                                        <h2 id="built-in">{lang.t(Text::ToolsBuiltIn)}</h2>
+                                        <ToolList tools=tools.built_in lang/>
+                                    </section>
+                                    <section aria-labelledby="mcp-servers">
+                                        <h2 id="mcp-servers">{lang.t(Text::ToolsMcpServers)}</h2>
+                                        {no_servers.then(|| view! { <p class="muted">{lang.t(Text::ToolsNoMcp)}</p> })}
+                                        {tools
+                                            .servers
+                                            .into_iter()
+                                            .map(|server| view! { <McpServer server lang/> })
+                                            .collect_view()}
+                                    </section>
+                                }
+                                .into_any()
+                            }
+                            Err(error) => view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </main>
+        </div>
+    }
+}
+
+#[component]
+fn McpServer(server: McpServerView, lang: Lang) -> impl IntoView {
+    let (state, label, detail) = match &server.status {
+        McpServerStatus::Starting => ("starting", lang.t(Text::McpStarting), None),
+        McpServerStatus::Ready => ("ready", lang.t(Text::McpReady), None),
+        McpServerStatus::Down { problem, retry_in_seconds } => (
+            "down",
+            lang.t(Text::McpDown),
+            Some(format!("{problem} ({} {retry_in_seconds} {})", lang.t(Text::McpRetryIn), lang.t(Text::Seconds))),
+        ),
+    };
+    let empty = server.tools.is_empty() && server.status != McpServerStatus::Ready;
+    view! {
+        <article class="mcp-server" data-server=server.name.clone() data-state=state>
+            <h3>
+                <code>{server.name.clone()}</code>
+                " "
+                <span class=format!("status {state}")>{label}</span>
+            </h3>
+            {detail.map(|detail| view! { <p class="problem">{detail}</p> })}
+            {if empty {
+                view! { <p class="muted">{lang.t(Text::McpNoTools)}</p> }.into_any()
+            } else {
+                view! { <ToolList tools=server.tools lang/> }.into_any()
+            }}
+        </article>
+    }
+}
+
+#[component]
+fn ToolList(tools: Vec<ToolView>, lang: Lang) -> impl IntoView {
+    view! {
+        <ul class="tool-list">
+            {tools
+                .into_iter()
+                .map(|tool| {
+                    let effect = match tool.effect {
+                        ToolEffectView::Reads => lang.t(Text::EffectReads),
+                        ToolEffectView::WritesIdempotent => lang.t(Text::EffectWritesIdempotent),
+                        ToolEffectView::Writes => lang.t(Text::EffectWrites),
+                    };
+                    let name = tool.name.clone();
+                    view! {
+                        <li data-tool=name>
+                            <code class="tool-name">{tool.name}</code>
+                            " "
+                            <span class="effect">{effect}</span>
+                            {tool.needs_approval.then(|| view! { " " <span class="badge approval">{lang.t(Text::NeedsApproval)}</span> })}
+                            <p class="description">{tool.description}</p>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+}

@@ -1,0 +1,206 @@
+//! The MCP configuration file, in the format MCP clients already share:
+//!
+//! ```json
+//! { "mcpServers": {
+//!     "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/site"] },
+//!     "search": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer …" },
+//!                 "trust": { "lookup": "read_only" } } },
+//!   "elicitationTimeoutSeconds": 600, "callTimeoutSeconds": 300 }
+//! ```
+//!
+//! A server runs as a child process (`command`, `args`, `env`, `cwd`) or is reached over
+//! streamable HTTP (`url`, `headers`). `trust` overrides the effect of a tool its annotations give.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use runtime::ToolEffect;
+use serde::Deserialize;
+
+/// How long a question an MCP server asks over a live connection may wait for its answer.
+pub const DEFAULT_ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a tool call may take (not counting the time a question of its waits for the user).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpConfig {
+    pub servers: Vec<ServerConfig>,
+    pub elicitation_timeout: Duration,
+    pub call_timeout: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerConfig {
+    /// The prefix of its tools' names: `name.tool`.
+    pub name: String,
+    pub transport: Transport,
+    /// Per tool (its MCP name), the effect to use instead of the one its annotations give.
+    pub trust: BTreeMap<String, ToolEffect>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
+    Http { url: String, headers: BTreeMap<String, String> },
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum McpConfigError {
+    #[error("cannot read the MCP configuration {path}: {problem}")]
+    Unreadable { path: String, problem: String },
+    #[error("the MCP configuration {path} is not valid: {problem}")]
+    Invalid { path: String, problem: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct File {
+    mcp_servers: BTreeMap<String, Entry>,
+    #[serde(default)]
+    elicitation_timeout_seconds: Option<u64>,
+    #[serde(default)]
+    call_timeout_seconds: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    url: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    trust: BTreeMap<String, String>,
+    /// Written by some clients; the transport follows from `command` or `url` here.
+    #[serde(rename = "type")]
+    _kind: Option<String>,
+}
+
+impl McpConfig {
+    pub fn load(path: &Path) -> Result<McpConfig, McpConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| McpConfigError::Unreadable { path: shown.clone(), problem: error.to_string() })?;
+        McpConfig::parse(&text).map_err(|problem| McpConfigError::Invalid { path: shown, problem })
+    }
+
+    /// `Err` is a sentence naming the problem.
+    pub fn parse(text: &str) -> Result<McpConfig, String> {
+        let file: File = serde_json::from_str(text).map_err(|error| error.to_string())?;
+        let mut servers = Vec::with_capacity(file.mcp_servers.len());
+        for (name, entry) in file.mcp_servers {
+            servers.push(server(name, entry)?);
+        }
+        let elicitation_timeout = match file.elicitation_timeout_seconds {
+            None => DEFAULT_ELICITATION_TIMEOUT,
+            Some(seconds @ 1..=86_400) => Duration::from_secs(seconds),
+            Some(other) => return Err(format!("elicitationTimeoutSeconds {other} is not from 1 to 86400")),
+        };
+        let call_timeout = match file.call_timeout_seconds {
+            None => DEFAULT_CALL_TIMEOUT,
+            Some(seconds @ 1..=3_600) => Duration::from_secs(seconds),
+            Some(other) => return Err(format!("callTimeoutSeconds {other} is not from 1 to 3600")),
+        };
+        Ok(McpConfig { servers, elicitation_timeout, call_timeout })
+    }
+}
+
+fn server(name: String, entry: Entry) -> Result<ServerConfig, String> {
+    let valid_name =
+        !name.is_empty() && name.len() <= 32 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(format!(
+            "server name {name:?} must be 1 to 32 letters, digits, '_' or '-' (it prefixes its tools' names)"
+        ));
+    }
+    let transport = match (entry.command, entry.url) {
+        (Some(command), None) => {
+            if command.trim().is_empty() {
+                return Err(format!("server {name:?} has an empty command"));
+            }
+            if !entry.headers.is_empty() {
+                return Err(format!("server {name:?} runs a command; headers belong to a url"));
+            }
+            Transport::Stdio { command, args: entry.args, env: entry.env, cwd: entry.cwd }
+        }
+        (None, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!("server {name:?} has url {url:?}, which is not an http:// or https:// address"));
+            }
+            if !entry.args.is_empty() || !entry.env.is_empty() || entry.cwd.is_some() {
+                return Err(format!("server {name:?} has a url; args, env and cwd belong to a command"));
+            }
+            for header in entry.headers.keys() {
+                if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                    return Err(format!("server {name:?} has header {header:?}, which is not a header name"));
+                }
+            }
+            Transport::Http { url, headers: entry.headers }
+        }
+        (Some(_), Some(_)) => return Err(format!("server {name:?} has both a command and a url; give one")),
+        (None, None) => return Err(format!("server {name:?} needs a command (a local server) or a url")),
+    };
+    let mut trust = BTreeMap::new();
+    for (tool, effect) in entry.trust {
+        let parsed = ToolEffect::parse(&effect).ok_or_else(|| {
+            format!(
+                "server {name:?}: trust for tool {tool:?} is {effect:?}; use read_only, idempotent_write or \
+                 non_idempotent_write"
+            )
+        })?;
+        trust.insert(tool, parsed);
+    }
+    Ok(ServerConfig { name, transport, trust })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_in_the_shared_format_is_read() {
+        let config = McpConfig::parse(
+            r#"{ "mcpServers": {
+                "files": { "command": "npx", "args": ["-y", "server-filesystem", "/tmp/x"], "env": { "A": "b" } },
+                "remote": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer t" },
+                            "trust": { "lookup": "read_only" } } },
+                "elicitationTimeoutSeconds": 30 }"#,
+        )
+        .unwrap();
+        assert_eq!(config.elicitation_timeout, Duration::from_secs(30));
+        assert_eq!(config.servers[0].name, "files");
+        assert!(
+            matches!(&config.servers[0].transport, Transport::Stdio { command, args, .. } if command == "npx" && args.len() == 3)
+        );
+        assert_eq!(config.servers[1].trust["lookup"], ToolEffect::ReadOnly);
+        assert!(
+            matches!(&config.servers[1].transport, Transport::Http { headers, .. } if headers["Authorization"] == "Bearer t")
+        );
+        assert_eq!(McpConfig::parse(r#"{"mcpServers": {}}"#).unwrap().elicitation_timeout, DEFAULT_ELICITATION_TIMEOUT);
+        assert_eq!(McpConfig::parse(r#"{"mcpServers": {}}"#).unwrap().call_timeout, DEFAULT_CALL_TIMEOUT);
+    }
+
+    #[test]
+    fn each_problem_is_named() {
+        let problem = |text: &str| McpConfig::parse(text).unwrap_err();
+        assert!(problem("not json").contains("expected"), "{}", problem("not json"));
+        assert!(problem(r#"{"servers": {}}"#).contains("mcpServers"));
+        assert!(problem(r#"{"mcpServers": {"a.b": {"command": "x"}}}"#).contains("\"a.b\""));
+        assert!(problem(r#"{"mcpServers": {"a": {}}}"#).contains("needs a command"));
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}"#).contains("both"));
+        assert!(problem(r#"{"mcpServers": {"a": {"url": "ftp://h"}}}"#).contains("not an http"));
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "trust": {"t": "harmless"}}}}"#).contains("harmless"));
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "extra": 1}}}"#).contains("extra"));
+        assert!(problem(r#"{"mcpServers": {}, "elicitationTimeoutSeconds": 0}"#).contains("elicitationTimeoutSeconds"));
+        assert!(problem(r#"{"mcpServers": {}, "callTimeoutSeconds": 7200}"#).contains("callTimeoutSeconds"));
+        let missing = McpConfig::load(Path::new("/nonexistent/mcp.json")).unwrap_err();
+        assert!(missing.to_string().contains("/nonexistent/mcp.json"), "{missing}");
+    }
+}

@@ -1,0 +1,23 @@
+//! MCP tool servers as a source of the runtime's tools, through the official Rust SDK (`rmcp`,
+//! client role; stdio child processes and streamable HTTP).
+//!
+//! `config` reads the shared `mcpServers` file, `hub` keeps the servers connected and their tools
+//! published (`server.tool`), `effects` reads annotations as effects, `tool` runs a call and turns a
+//! server's question into the runtime's input pause, `live` keeps the calls whose questions wait on
+//! a live connection, `session` is one connection and what we declare on it.
+//!
+//! Architecture invariant: a tool source beside the built-in tools, nothing more. The runtime
+//! treats MCP tools like any other; the chat never sees MCP.
+
+pub mod config;
+mod effects;
+mod hub;
+mod live;
+mod session;
+mod tool;
+
+pub use config::{
+    McpConfig, McpConfigError, ServerConfig, Transport, DEFAULT_CALL_TIMEOUT, DEFAULT_ELICITATION_TIMEOUT,
+};
+pub use effects::effect_of;
+pub use hub::{McpHub, ServerState, ServerView};

@@ -1,0 +1,213 @@
+//! One connection to an MCP server through rmcp, and the client side of it: what we declare
+//! (elicitation, form mode, with our own checks), and where a server's `elicitation/create` goes.
+//!
+//! A connection carries at most one `tools/call` at a time, so a question that arrives on it
+//! belongs to that call: nothing in the protocol ties the two together otherwise.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::ProtocolVersion;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    FormElicitationCapability, Implementation,
+};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient, RunningService,
+};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData as McpError};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::config::{ServerConfig, Transport};
+
+/// How long connecting (spawning and the handshake) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A question a server asked over a live connection, and where its answer goes.
+pub(crate) struct LiveAsk {
+    pub params: ElicitRequestParams,
+    pub reply: oneshot::Sender<ElicitResult>,
+}
+
+type AskSlot = Arc<Mutex<Option<mpsc::UnboundedSender<LiveAsk>>>>;
+
+/// Our side of one connection.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    /// The call in flight on this connection, if any, hears the questions.
+    asks: AskSlot,
+    /// Told when the server's tool list changed.
+    tools_changed: Option<mpsc::UnboundedSender<()>>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        let mut form = FormElicitationCapability::new();
+        // The chat checks every answer against the schema before it goes back.
+        form.schema_validation = Some(true);
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(form);
+        capabilities.elicitation = Some(elicitation);
+        ClientConfig::new(capabilities, Implementation::new("tourguide", env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let listener = self.asks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        // A question outside a call (or after it) has nobody to ask.
+        let Some(listener) = listener else { return Ok(ElicitResult::new(ElicitationAction::Decline)) };
+        let (reply, answer) = oneshot::channel();
+        if listener.send(LiveAsk { params: request, reply }).is_err() {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        }
+        tokio::select! {
+            answer = answer => Ok(answer.unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel))),
+            // The server gave up on its question (its own time limit): nothing to send back.
+            () = context.ct.cancelled() => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(changed) = &self.tools_changed {
+            let _ = changed.send(());
+        }
+    }
+}
+
+/// A live connection.
+pub(crate) struct Session {
+    pub service: RunningService<RoleClient, Handler>,
+    asks: AskSlot,
+}
+
+impl Session {
+    /// Connects to the server; `tools_changed` hears of changes to its tool list. A server that
+    /// fails the newer handshake is spoken to the older way, from then on (`older`).
+    pub async fn connect(
+        config: &ServerConfig,
+        older: &AtomicBool,
+        tools_changed: Option<mpsc::UnboundedSender<()>>,
+    ) -> Result<Session, String> {
+        let asks: AskSlot = Arc::default();
+        let handler = Handler { asks: asks.clone(), tools_changed };
+        let attempt = |lifecycle| {
+            let handler = handler.clone();
+            async move {
+                tokio::time::timeout(CONNECT_TIMEOUT, serve(config, handler, lifecycle)).await.unwrap_or_else(|_| {
+                    Err(Failure::Start(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))
+                })
+            }
+        };
+        let service = if older.load(Ordering::Relaxed) {
+            attempt(ClientLifecycleMode::Initialize).await
+        } else {
+            match attempt(newest_first()).await {
+                // Some servers answer `server/discover` with something that is neither a result
+                // nor "unknown method"; the older handshake alone may still work.
+                Err(Failure::Handshake(problem)) => {
+                    tracing::info!(server = %config.name, %problem, "the newer MCP handshake failed; trying the older one");
+                    let service = attempt(ClientLifecycleMode::Initialize).await;
+                    if service.is_ok() {
+                        older.store(true, Ordering::Relaxed);
+                    }
+                    service
+                }
+                other => other,
+            }
+        }
+        .map_err(Failure::into_sentence)?;
+        Ok(Session { service, asks })
+    }
+
+    /// Questions on this connection go to `listener` until [`Session::detach`].
+    pub fn attach(&self, listener: mpsc::UnboundedSender<LiveAsk>) {
+        *self.asks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(listener);
+    }
+
+    pub fn detach(&self) {
+        *self.asks.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = None;
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.service.is_closed()
+    }
+}
+
+enum Failure {
+    /// Before the protocol began: the process or the address.
+    Start(String),
+    Handshake(String),
+}
+
+impl Failure {
+    fn into_sentence(self) -> String {
+        match self {
+            Failure::Start(problem) => problem,
+            Failure::Handshake(problem) => format!("the handshake failed: {problem}"),
+        }
+    }
+}
+
+async fn serve(
+    config: &ServerConfig,
+    handler: Handler,
+    lifecycle: ClientLifecycleMode,
+) -> Result<RunningService<RoleClient, Handler>, Failure> {
+    match &config.transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let mut process = tokio::process::Command::new(command);
+            process.args(args).envs(env).kill_on_drop(true);
+            if let Some(cwd) = cwd {
+                process.current_dir(cwd);
+            }
+            let (transport, stderr) = TokioChildProcess::builder(process)
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|error| Failure::Start(format!("cannot start {command:?}: {error}")))?;
+            if let Some(stderr) = stderr {
+                // What the server says on stderr belongs in our log, not in the protocol.
+                let server = config.name.clone();
+                tokio::spawn(async move {
+                    let mut lines = BufReader::new(stderr).lines();
+                    while let Ok(Some(line)) = lines.next_line().await {
+                        tracing::debug!(server = %server, "{line}");
+                    }
+                });
+            }
+            handler
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|error| Failure::Handshake(error.to_string()))
+        }
+        Transport::Http { url, headers } => {
+            let mut custom = std::collections::HashMap::new();
+            for (name, value) in headers {
+                let name =
+                    http::HeaderName::from_bytes(name.as_bytes()).map_err(|error| Failure::Start(error.to_string()))?;
+                let value = http::HeaderValue::from_str(value).map_err(|error| Failure::Start(error.to_string()))?;
+                custom.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom),
+            );
+            handler
+                .serve_with_lifecycle(transport, lifecycle)
+                .await
+                .map_err(|error| Failure::Handshake(error.to_string()))
+        }
+    }
+}
+
+/// The newest revision first (`server/discover`, durable questions in a call's result); a server
+/// that answers it as unknown is spoken to the older way (`initialize`).
+fn newest_first() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto { preferred_versions: vec![ProtocolVersion::V_2026_07_28], legacy_version: None }
+}

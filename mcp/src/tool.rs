@@ -1,0 +1,334 @@
+//! One MCP tool as a runtime tool, named `server.tool`. Its effect comes from its annotations
+//! (or the configuration's `trust`). A call that the server answers with a question becomes an
+//! input pause in two ways:
+//!
+//! - The newer form (`input_required` with an opaque `requestState`, SEP-2322): the call is over;
+//!   the question, the call's arguments and the state are kept with the pause, and the answer goes
+//!   back with a new call, on any connection, whenever it comes. Durable.
+//! - The older form (`elicitation/create` during the call): the call stays open on its connection
+//!   while the question waits ([`crate::live`]); the answer goes back on it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction,
+    InputRequest, InputRequests, InputResponses,
+};
+use runtime::{InputReply, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, Notify};
+
+use crate::effects::effect_of;
+use crate::hub::{Inner, Server};
+use crate::live::LiveCall;
+use crate::session::LiveAsk;
+
+pub(crate) struct McpTool {
+    inner: Arc<Inner>,
+    server: Arc<Server>,
+    /// The tool's name on its server.
+    remote: String,
+    spec: ToolSpec,
+}
+
+impl McpTool {
+    pub fn new(inner: Arc<Inner>, server: Arc<Server>, tool: rmcp::model::Tool) -> McpTool {
+        let remote = tool.name.to_string();
+        let full = format!("{}.{remote}", server.config.name);
+        let annotated = effect_of(tool.annotations.as_ref());
+        let effect = match server.config.trust.get(&remote) {
+            Some(trusted) => {
+                if *trusted != annotated {
+                    tracing::warn!(
+                        tool = %full,
+                        annotations = annotated.as_str(),
+                        configured = trusted.as_str(),
+                        "the MCP configuration overrides this tool's effect"
+                    );
+                }
+                *trusted
+            }
+            None => annotated,
+        };
+        let description = match (&tool.title, &tool.description) {
+            (_, Some(description)) => description.to_string(),
+            (Some(title), None) => title.clone(),
+            (None, None) => String::new(),
+        };
+        let spec = ToolSpec::new(full, description, Value::Object((*tool.input_schema).clone()))
+            .with_effect(effect)
+            .with_origin(format!("MCP server {}", server.config.name));
+        McpTool { inner, server, remote, spec }
+    }
+
+    pub fn full_name(&self) -> &str {
+        &self.spec.name
+    }
+
+    fn no_answer(&self) -> String {
+        format!(
+            "the MCP server {} did not answer within {} s",
+            self.server.config.name,
+            self.inner.call_timeout.as_secs()
+        )
+    }
+
+    /// Calls the tool once on a connection of its own, and follows it until it ends or asks.
+    async fn start(&self, params: CallToolRequestParams, arguments: Value) -> Result<ToolOutput, ToolError> {
+        let session = self.server.take_session().await.map_err(ToolError::failed)?;
+        let (listener, asks) = mpsc::unbounded_channel();
+        session.attach(listener);
+        let peer = session.service.peer().clone();
+        let done = Arc::new(Notify::new());
+        let finished = done.clone();
+        let call = tokio::spawn(async move {
+            let result = peer.call_tool_once(params).await;
+            finished.notify_one();
+            result
+        });
+        self.follow(call, done, asks, session, arguments).await
+    }
+
+    /// Waits for the call to end or to ask. A question asked over the connection keeps the call
+    /// open ([`crate::live`]); one in the call's result is kept with the pause.
+    async fn follow(
+        &self,
+        mut call: tokio::task::JoinHandle<crate::live::CallResult>,
+        done: Arc<Notify>,
+        mut asks: mpsc::UnboundedReceiver<LiveAsk>,
+        session: crate::session::Session,
+        arguments: Value,
+    ) -> Result<ToolOutput, ToolError> {
+        // A server that never answers must not hold the run for ever; the time a question waits
+        // for the user does not count (the clock starts again when the answer goes back).
+        let deadline = tokio::time::sleep(self.inner.call_timeout);
+        tokio::pin!(deadline);
+        loop {
+            tokio::select! {
+                () = &mut deadline => {
+                    // The connection may still carry the call: it is closed, not given back.
+                    call.abort();
+                    return Err(ToolError::failed(self.no_answer()));
+                }
+                joined = &mut call => {
+                    let response = match joined {
+                        Ok(Ok(response)) => response,
+                        // The connection is broken: it is not given back.
+                        Ok(Err(error)) => return Err(ToolError::failed(error)),
+                        Err(error) => return Err(ToolError::failed(error)),
+                    };
+                    self.server.give_back(session);
+                    return self.ended(response, &arguments).await;
+                }
+                Some(ask) = asks.recv() => {
+                    let LiveAsk { params, reply } = ask;
+                    let Some(schema) = question_schema(&params) else {
+                        // A link to open elsewhere (URL mode) is not offered: declined.
+                        let _ = reply.send(ElicitResult::new(ElicitationAction::Decline));
+                        continue;
+                    };
+                    let live = LiveCall { call, done, asks, reply, session, server: self.server.clone() };
+                    let (id, until) = self.inner.live.park(live);
+                    let state = json!({ "live": id, "instance": self.inner.live.instance, "until": until });
+                    return Ok(ToolOutput::Ask { schema, state });
+                }
+            }
+        }
+    }
+
+    /// A call that came back: its result, or the questions in it (the newer form), kept with the
+    /// call's `arguments` for the call that brings the answers.
+    async fn ended(&self, response: CallToolResponse, arguments: &Value) -> Result<ToolOutput, ToolError> {
+        match response {
+            CallToolResponse::Complete(result) => {
+                let text = text_of_result(&result);
+                if result.is_error == Some(true) {
+                    return Err(ToolError::Rejected(text));
+                }
+                Ok(ToolOutput::Done(text))
+            }
+            CallToolResponse::InputRequired(required) => {
+                let state = json!({
+                    "mrtr": {
+                        "arguments": arguments,
+                        "request_state": required.request_state,
+                        "requests": serde_json::to_value(required.input_requests.unwrap_or_default()).map_err(ToolError::failed)?,
+                        "responses": {},
+                    }
+                });
+                self.next_question(state).await
+            }
+            CallToolResponse::Task(_) => Err(ToolError::Rejected(
+                "the MCP server answered with a task, which Tourguide does not follow".to_string(),
+            )),
+            _ => Err(ToolError::Rejected("the MCP server answered in a way Tourguide does not know".to_string())),
+        }
+    }
+
+    /// The next question of a call in the newer form; when none is left, the call again with the
+    /// answers and the state echoed.
+    async fn next_question(&self, mut state: Value) -> Result<ToolOutput, ToolError> {
+        loop {
+            let requests: InputRequests =
+                serde_json::from_value(state["mrtr"]["requests"].clone()).map_err(ToolError::failed)?;
+            let Some((key, request)) = requests.into_iter().next() else { break };
+            let mut rest: InputRequests =
+                serde_json::from_value(state["mrtr"]["requests"].clone()).map_err(ToolError::failed)?;
+            rest.remove(&key);
+            state["mrtr"]["requests"] = serde_json::to_value(&rest).map_err(ToolError::failed)?;
+            match request {
+                InputRequest::Elicitation(elicitation) => match question_schema(&elicitation.params) {
+                    Some(schema) => {
+                        state["mrtr"]["key"] = json!(key);
+                        return Ok(ToolOutput::Ask { schema, state });
+                    }
+                    None => {
+                        let declined = serde_json::to_value(ElicitResult::new(ElicitationAction::Decline))
+                            .map_err(ToolError::failed)?;
+                        state["mrtr"]["responses"][key] = declined;
+                    }
+                },
+                // No roots are shared with MCP servers.
+                InputRequest::ListRoots(_) => state["mrtr"]["responses"][key] = json!({ "roots": [] }),
+                _ => {
+                    return Err(ToolError::Rejected(
+                        "the MCP server asked for something Tourguide does not offer (only questions to the user \
+                         are answered)"
+                            .to_string(),
+                    ));
+                }
+            }
+        }
+        let mrtr = &state["mrtr"];
+        let mut params = CallToolRequestParams::new(self.remote.clone());
+        if let Value::Object(arguments) = &mrtr["arguments"] {
+            params = params.with_arguments(arguments.clone());
+        }
+        let responses: InputResponses = serde_json::from_value(mrtr["responses"].clone()).map_err(ToolError::failed)?;
+        if !responses.is_empty() {
+            params = params.with_input_responses(responses);
+        }
+        params.request_state = mrtr["request_state"].as_str().map(str::to_string);
+        let arguments = mrtr["arguments"].clone();
+        let session = self.server.take_session().await.map_err(ToolError::failed)?;
+        let response = tokio::time::timeout(self.inner.call_timeout, session.service.peer().call_tool_once(params))
+            .await
+            .map_err(|_| ToolError::failed(self.no_answer()))?
+            .map_err(ToolError::failed)?;
+        self.server.give_back(session);
+        Box::pin(self.ended(response, &arguments)).await
+    }
+}
+
+#[async_trait]
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    async fn execute(&self, arguments: Value, context: &ToolContext) -> Result<String, ToolError> {
+        match self.call(arguments, context).await? {
+            ToolOutput::Done(text) => Ok(text),
+            ToolOutput::Ask { .. } => Err(ToolError::Rejected("the MCP server asked a question".to_string())),
+        }
+    }
+
+    async fn call(&self, arguments: Value, _context: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let arguments = match arguments {
+            Value::Object(arguments) => arguments,
+            Value::Null => Map::new(),
+            _ => return Err(ToolError::Rejected("the arguments must be a JSON object".to_string())),
+        };
+        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments.clone());
+        self.start(params, Value::Object(arguments)).await
+    }
+
+    async fn resume(
+        &self,
+        arguments: Value,
+        mut state: Value,
+        reply: InputReply,
+        _context: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let result = elicit_result(reply);
+        if let Some(id) = state.get("live").and_then(Value::as_str) {
+            let Some(live) = self.inner.live.take(id) else {
+                return Ok(ToolOutput::Done(self.inner.live.ending(id)));
+            };
+            let LiveCall { call, done, asks, reply, session, .. } = live;
+            let _ = reply.send(result);
+            return self.follow(call, done, asks, session, arguments).await;
+        }
+        if state.get("mrtr").is_some() {
+            let key = state["mrtr"]["key"].as_str().unwrap_or_default().to_string();
+            state["mrtr"]["responses"][key] = serde_json::to_value(result).map_err(ToolError::failed)?;
+            return self.next_question(state).await;
+        }
+        Err(ToolError::Rejected("the question's state cannot be read".to_string()))
+    }
+
+    async fn abandon(&self, state: Value) {
+        if let Some(live) = state.get("live").and_then(Value::as_str).and_then(|id| self.inner.live.take(id)) {
+            live.let_go(ElicitationAction::Cancel);
+        }
+    }
+
+    fn expired(&self, state: &Value) -> Option<String> {
+        expired(&self.inner.live, state)
+    }
+}
+
+/// Why a question can no longer be answered: only one asked over a live connection ever expires;
+/// one kept in the pause (the newer form) waits as long as it takes.
+pub(crate) fn expired(live: &crate::live::LiveCalls, state: &Value) -> Option<String> {
+    let id = state.get("live")?.as_str()?;
+    let instance = state.get("instance").and_then(Value::as_str).unwrap_or_default();
+    let until = state.get("until").and_then(Value::as_i64).unwrap_or(0);
+    live.expired(id, instance, until)
+}
+
+/// What goes back to the server for a reply.
+fn elicit_result(reply: InputReply) -> ElicitResult {
+    match reply {
+        InputReply::Answer(values) => ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values)),
+        InputReply::Decline => ElicitResult::new(ElicitationAction::Decline),
+        InputReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+    }
+}
+
+/// The question as the chat shows it: the requested schema, with the server's message as its
+/// title. `None` for a question that is a link to open elsewhere (URL mode).
+pub(crate) fn question_schema(params: &ElicitRequestParams) -> Option<Value> {
+    match params {
+        ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } => {
+            let mut schema = serde_json::to_value(requested_schema).ok()?;
+            schema["title"] = json!(message);
+            Some(schema)
+        }
+        _ => None,
+    }
+}
+
+fn text_of_result(result: &rmcp::model::CallToolResult) -> String {
+    let texts: Vec<String> = result
+        .content
+        .iter()
+        .map(|block| match block {
+            ContentBlock::Text(text) => text.text.clone(),
+            other => serde_json::to_string(other).unwrap_or_default(),
+        })
+        .collect();
+    if texts.is_empty() {
+        return result.structured_content.as_ref().map(Value::to_string).unwrap_or_default();
+    }
+    texts.join("\n")
+}
+
+/// A finished call's result as the model reads it.
+pub(crate) fn text_of_response(response: &CallToolResponse) -> String {
+    match response {
+        CallToolResponse::Complete(result) => text_of_result(result),
+        _ => "the server asked again".to_string(),
+    }
+}
