@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use app::input_form::{AcceptedAnswer, Choice, FieldKind, Form, InputAnswer, InputPauseForm, YesNo};
+use app::input_form::{multi_select_key, AcceptedAnswer, Choice, FieldKind, Form, InputAnswer, InputPauseForm, YesNo};
 use libfuzzer_sys::arbitrary::{Result as Built, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
@@ -272,6 +272,21 @@ fn offered_answers(form: &InputPauseForm) -> Vec<InputAnswer> {
                         };
                         (value, text)
                     }
+                    // As many of the first options as the schema asks for at least (one if it
+                    // does not say), each a ticked checkbox in the form post.
+                    FieldKind::MultiSelect => {
+                        let count = field.min_items.unwrap_or(1).max(1) as usize;
+                        if count > field.options.len() || field.max_items.is_some_and(|most| (count as u64) > most) {
+                            return Vec::new();
+                        }
+                        let picked: Vec<Value> =
+                            field.options.iter().take(count).map(|option| option.value.clone()).collect();
+                        values.insert(field.name.clone(), Value::Array(picked));
+                        for index in 0..count {
+                            posted.insert(multi_select_key(&field.name, index), "on".to_string());
+                        }
+                        continue;
+                    }
                 };
                 values.insert(field.name.clone(), value);
                 posted.insert(field.name.clone(), text);
@@ -339,6 +354,14 @@ fn form_answer_fits(form: &Form, accepted: &AcceptedAnswer) {
             FieldKind::Number => value.as_f64().is_some_and(f64::is_finite),
             FieldKind::Boolean => value.is_boolean(),
             FieldKind::Select => field.options.iter().any(|option| &option.value == value),
+            // Some of the options, each once, within the bounds the schema sets.
+            FieldKind::MultiSelect => value.as_array().is_some_and(|picked| {
+                let offered = picked.iter().all(|item| field.options.iter().any(|option| &option.value == item));
+                let distinct = picked.iter().enumerate().all(|(index, item)| !picked[..index].contains(item));
+                let enough = field.min_items.is_none_or(|least| picked.len() as u64 >= least);
+                let not_too_many = field.max_items.is_none_or(|most| picked.len() as u64 <= most);
+                offered && distinct && enough && not_too_many
+            }),
         };
         assert!(fits, "{name} = {value} does not fit {:?}", field.kind);
     }
