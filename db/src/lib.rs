@@ -63,6 +63,33 @@ impl Location {
         }
     }
 
+    /// A database URL as it may be shown: any password in it replaced by `***` (also when the
+    /// URL is too broken to parse).
+    pub fn redacted(url: &str) -> String {
+        // `?password=…` as a parameter, too.
+        let url = &match url.split_once('?') {
+            Some((base, query)) => {
+                let parameters: Vec<String> = query
+                    .split('&')
+                    .map(|pair| match pair.split_once('=') {
+                        Some((name, _)) if name.eq_ignore_ascii_case("password") => format!("{name}=***"),
+                        _ => pair.to_string(),
+                    })
+                    .collect();
+                format!("{base}?{}", parameters.join("&"))
+            }
+            None => url.to_string(),
+        };
+        let Some(scheme_end) = url.find("://").map(|index| index + 3) else { return url.to_string() };
+        let rest = &url[scheme_end..];
+        let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let Some(at) = rest[..authority_end].rfind('@') else { return url.to_string() };
+        match rest[..at].find(':') {
+            Some(colon) => format!("{}{}:***{}", &url[..scheme_end], &rest[..colon], &rest[at..]),
+            None => url.to_string(),
+        }
+    }
+
     /// For logs: the file, or the server and database without credentials.
     pub fn describe(&self) -> String {
         match self {
@@ -253,6 +280,10 @@ mod tests {
         assert!(matches!(Location::parse("POSTGRESQL://localhost/app"), Location::Postgres(_)));
         assert_eq!(Location::parse("./data/tourguide.db"), Location::Sqlite("./data/tourguide.db".into()));
         assert!(!Location::parse("postgres://u:secret@db/app").describe().contains("secret"));
+        assert_eq!(Location::redacted("postgres://u:secret@db:notaport/app"), "postgres://u:***@db:notaport/app");
+        assert_eq!(Location::redacted("postgres://u:p@ss@db/app"), "postgres://u:***@db/app");
+        assert_eq!(Location::redacted("postgres://db/app?user=u"), "postgres://db/app?user=u");
+        assert_eq!(Location::redacted("postgres://db/app?user=u&password=x"), "postgres://db/app?user=u&password=***");
     }
 
     #[test]

@@ -120,7 +120,7 @@ impl Config {
         let database = Location::parse(&database);
         if let Location::Postgres(url) = &database {
             if url.parse::<sqlx::postgres::PgConnectOptions>().is_err() {
-                return Err(ConfigError::BadDatabaseUrl(url.clone()));
+                return Err(ConfigError::BadDatabaseUrl(Location::redacted(url)));
             }
         }
         let address_text = args
@@ -232,6 +232,8 @@ mod tests {
             parse(&[], &["--database", "postgres://host:notaport/db"]).unwrap_err(),
             ConfigError::BadDatabaseUrl(_)
         ));
+        let said = parse(&[], &["--database", "postgres://u:hunter2@host:notaport/db"]).unwrap_err().to_string();
+        assert!(!said.contains("hunter2") && said.contains("u:***@host"), "{said}");
         assert!(matches!(parse(&[], &["--lease", "0"]).unwrap_err(), ConfigError::BadLease(_)));
         assert!(matches!(parse(&[("TOURGUIDE_LEASE_SECONDS", "soon")], &[]).unwrap_err(), ConfigError::BadLease(_)));
     }
