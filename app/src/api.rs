@@ -107,7 +107,7 @@ pub async fn answer(
     decline: Option<String>,
 ) -> Result<(), AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
-    use crate::input_form::InputAnswer;
+    use question::form::InputAnswer;
     let user = signed_in()?;
     let declined = decline.is_some_and(|decline| !decline.is_empty());
     let given = (choice.filter(|c| !c.is_empty()), free_text.filter(|t| !t.is_empty()), fields, declined);

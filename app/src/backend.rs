@@ -11,10 +11,10 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 use crate::i18n::Lang;
-use crate::input_form::InputAnswer;
 use crate::model::{
     CardDecision, ConversationSummary, ConversationView, PageSummaryView, PageView, PollView, SessionView, ToolsView,
 };
+use question::form::InputAnswer;
 
 /// The signed-in user, put into the request's extensions by the server's session middleware.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,6 @@ pub mod api;
 pub mod components;
 pub mod error;
 pub mod i18n;
-pub mod input_form;
 pub mod model;
 pub mod pages;
 

@@ -91,7 +91,7 @@ pub struct ConversationView {
 pub struct QuestionView {
     /// Binds the answer to this question; an answer with another digest is refused.
     pub digest: String,
-    pub form: crate::input_form::InputPauseForm,
+    pub form: question::form::InputPauseForm,
     /// A tool asked while it ran (an MCP server): the question can be declined.
     #[serde(default)]
     pub declinable: bool,

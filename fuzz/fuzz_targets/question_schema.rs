@@ -20,9 +20,9 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use app::input_form::{multi_select_key, AcceptedAnswer, Choice, FieldKind, Form, InputAnswer, InputPauseForm, YesNo};
 use libfuzzer_sys::arbitrary::{Result as Built, Unstructured};
 use libfuzzer_sys::fuzz_target;
+use question::form::{multi_select_key, AcceptedAnswer, Choice, FieldKind, Form, InputAnswer, InputPauseForm, YesNo};
 use serde_json::{json, Map, Value};
 
 const WORDS: YesNo<'static> = YesNo { yes: "Yes", no: "No" };
@@ -64,7 +64,7 @@ fn check_everything(schema: &Value, answer_bytes: &[u8], answer_json: Option<Val
     let mut answers = answers_from(answer_bytes, answer_json.as_ref());
     answers.extend(offered_answers(&form).into_iter().map(|answer| (answer, true)));
 
-    let _ = runtime::input::check_schema(schema);
+    let _ = question::schema::check_schema(schema);
     if let Some(Value::Object(values)) = &answer_json {
         runtime_validation(schema, values);
     }
@@ -191,7 +191,7 @@ fn shaped_answer(u: &mut Unstructured) -> Built<Value> {
 /// The runtime's check of a submission: never panics, and what it lets through holds, for every
 /// top-level `enum`, one of its values (numbers by value, exactly).
 fn runtime_validation(schema: &Value, values: &Map<String, Value>) {
-    if runtime::input::validate_submission(schema, values).is_err() {
+    if question::schema::validate_submission(schema, values).is_err() {
         return;
     }
     let properties = schema.get("properties").and_then(Value::as_object);

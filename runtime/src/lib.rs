@@ -7,7 +7,6 @@
 
 pub mod ask_choice;
 pub mod digest;
-pub mod input;
 pub mod message;
 pub mod openai;
 pub mod provider;
@@ -20,10 +19,10 @@ pub mod tool;
 mod tool_loop;
 
 pub use ask_choice::{AskChoiceTool, ASK_CHOICE, PICKED};
-pub use input::InvalidSubmission;
 pub use message::{ChatMessage, Role, ToolCall};
 pub use openai::{OpenAiConfig, OpenAiConfigError, OpenAiProvider};
 pub use provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
+pub use question::schema::InvalidSubmission;
 pub use refusal::{Refusal, RuntimeError};
 pub use run::{
     Actor, ApprovalDecision, ApprovalPause, DecisionError, DenialReason, EventKind, FailureReason, GuardedCancelResult,

@@ -4,9 +4,9 @@
 //! touched) or after it with a release (the run is back in the same waiting state); the variants
 //! documented as settling are the exception.
 
-use crate::input::InvalidSubmission;
 use crate::run::RunStatus;
 use crate::store::StoreError;
+use question::schema::InvalidSubmission;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Refusal {

@@ -8,7 +8,6 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::digest::digests_match;
-use crate::input::{validate_submission, SubmissionError};
 use crate::message::ChatMessage;
 use crate::provider::ModelProvider;
 use crate::refusal::{Refusal, RuntimeError};
@@ -19,6 +18,7 @@ use crate::run::{
 use crate::store::{NewRun, RunRecord, Settle, Store, StoreError};
 use crate::tool::{InputReply, ToolEffect, ToolRegistry};
 use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
+use question::schema::{validate_submission, SubmissionError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeSettings {

@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::input::check_schema;
 use crate::provider::ToolDefinition;
 use crate::run::Actor;
+use question::schema::check_schema;
 
 /// What running a tool does to the world. A code property of the tool, never configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

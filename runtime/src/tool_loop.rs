@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use uuid::Uuid;
 
 use crate::digest;
-use crate::input::{check_schema, overlay};
 use crate::message::{ChatMessage, ToolCall};
 use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
 use crate::results::{denial_text, rejected_text, Decider};
@@ -20,6 +19,7 @@ use crate::run::{Actor, DenialReason, EventKind, RunStatus};
 use crate::store::{Store, StoreError};
 use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use db::now;
+use question::schema::{check_schema, overlay};
 
 /// Tool results are bounded: a tool could otherwise flood the model's context.
 const MAX_RESULT_BYTES: usize = 50_000;

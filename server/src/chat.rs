@@ -11,12 +11,12 @@ use uuid::Uuid;
 use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
-use app::input_form::{InputAnswer, InputPauseForm, YesNo};
 use app::model::{
     ApprovalCardView, CardAnswers, CardDecision, ConversationSummary, ConversationView, MessageView, PendingCallView,
     PollView, QuestionView,
 };
 use content::store::ContentStore;
+use question::form::{InputAnswer, InputPauseForm, YesNo};
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::continue_intent::is_continue_intent;

@@ -14,8 +14,8 @@ use serde_json::{json, Map, Value};
 use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
-use app::input_form::InputAnswer;
 use app::model::ConversationStatus;
+use question::form::InputAnswer;
 
 use crate::chat::ChatService;
 

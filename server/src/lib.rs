@@ -308,8 +308,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let mut settings = services.runtime_settings;
     settings.lease_seconds = i64::try_from(config.lease.as_secs()).unwrap_or(i64::MAX);
     let runtime = Arc::new(Runtime::new(db.clone(), Arc::new(tools), services.provider, settings).with_question_check(
-        Arc::new(|schema: &serde_json::Value| match app::input_form::InputPauseForm::parse(schema) {
-            app::input_form::InputPauseForm::Unsupported { .. } => {
+        Arc::new(|schema: &serde_json::Value| match question::form::InputPauseForm::parse(schema) {
+            question::form::InputPauseForm::Unsupported { .. } => {
                 Err("the chat shows only reply buttons and small forms of plain fields".to_string())
             }
             _ => Ok(()),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use app::input_form::InputPauseForm;
+use question::form::InputPauseForm;
 use runtime::{
     Actor, ApprovalDecision, ChatMessage, InputPause, InputReply, InputSubmission, PauseView, Refusal, RunOutcome,
     RunRequest, RunResult, RunStatus, Runtime, RuntimeError,

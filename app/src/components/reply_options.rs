@@ -6,9 +6,9 @@ use leptos::prelude::*;
 
 use crate::api::Answer;
 use crate::i18n::Text;
-use crate::input_form::{multi_select_key, Choice, FieldKind, Form, FormField, InputPauseForm};
 use crate::model::QuestionView;
 use crate::use_lang;
+use question::form::{multi_select_key, Choice, FieldKind, Form, FormField, InputPauseForm};
 
 /// While an answer travels the buttons stay focusable (focus stays where it is) but do nothing.
 fn guard(pending: Memo<bool>) -> impl Fn(MouseEvent) + Clone + 'static {

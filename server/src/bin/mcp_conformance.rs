@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use app::i18n::{Lang, Text};
-use app::input_form::{InputAnswer, InputPauseForm, YesNo};
 use mcp::{McpConfig, McpHub, ServerState};
+use question::form::{InputAnswer, InputPauseForm, YesNo};
 use runtime::{Actor, InputReply, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{json, Value};
 

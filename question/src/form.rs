@@ -6,6 +6,8 @@
 //! options and the type of a form field are checked here, before anything is recorded.
 
 use serde::{Deserialize, Serialize};
+
+use crate::same_value;
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -374,26 +376,6 @@ fn coerce(field: &FormField, given: &Value, words: YesNo<'_>) -> Option<(Value, 
             let text = given.as_str()?.trim();
             (!text.is_empty()).then(|| (Value::String(text.to_string()), text.to_string()))
         }
-    }
-}
-
-/// Strict equality, but numbers by value: 1 and 1.0 are the same option, 1 and "1" are not.
-fn same_value(offered: &Value, given: &Value) -> bool {
-    match (offered, given) {
-        (Value::Number(a), Value::Number(b)) => same_number(a, b),
-        _ => offered == given,
-    }
-}
-
-/// Exact: integers as integers (above 2^53 two integers may share one f64), an integer and a
-/// float only when the float is that whole number, floats as floats.
-fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
-    let whole = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
-    match (whole(a), whole(b)) {
-        (Some(x), Some(y)) => x == y,
-        (None, None) => a.as_f64() == b.as_f64(),
-        (Some(x), None) => b.as_f64().is_some_and(|f| f.fract() == 0.0 && f == x as f64 && f as i128 == x),
-        (None, Some(y)) => a.as_f64().is_some_and(|f| f.fract() == 0.0 && f == y as f64 && f as i128 == y),
     }
 }
 

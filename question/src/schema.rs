@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::same_value;
+
 /// Why a submission was refused. Carries field names only, never the submitted values.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidSubmission {
@@ -62,26 +64,6 @@ pub enum SubmissionError {
     Invalid(InvalidSubmission),
     #[error(transparent)]
     Schema(UnusableSchema),
-}
-
-/// Numbers compare by value (1 and 1.0 are the same option); everything else by equality.
-fn same_value(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => same_number(x, y),
-        _ => a == b,
-    }
-}
-
-/// Exact: integers as integers (above 2^53 two integers may share one f64), an integer and a
-/// float only when the float is that whole number, floats as floats.
-fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
-    let whole = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
-    match (whole(a), whole(b)) {
-        (Some(x), Some(y)) => x == y,
-        (None, None) => a.as_f64() == b.as_f64(),
-        (Some(x), None) => b.as_f64().is_some_and(|f| f.fract() == 0.0 && f == x as f64 && f as i128 == x),
-        (None, Some(y)) => a.as_f64().is_some_and(|f| f.fract() == 0.0 && f == y as f64 && f as i128 == y),
-    }
 }
 
 /// Resume arguments of the asking call: the model's arguments minus every key the schema declares,
