@@ -145,6 +145,14 @@ pub async fn retry(conversation_id: String) -> Result<(), AppError> {
     chat()?.retry(&user, &conversation_id).await.map_err(fail)
 }
 
+/// Stops the reply the assistant is writing.
+#[server(endpoint = "stop")]
+pub async fn stop_reply(conversation_id: String) -> Result<(), AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.stop(&user, &conversation_id).await.map_err(fail)
+}
+
 /// Starts a guided tour of a content page and opens its conversation.
 /// With `panel` set, the tour opens in the floating panel beside the page; else on the chat page.
 #[server(endpoint = "start_tour")]

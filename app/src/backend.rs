@@ -66,6 +66,8 @@ pub trait ChatBackend: Send + Sync + 'static {
         lang: Lang,
     ) -> Result<(), AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
+    /// Stops the reply being written; what it said so far stays, marked as stopped.
+    async fn stop(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError>;
     async fn delete_conversation(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     /// Starts a guided tour of a content page: a process run, begun with a first message.

@@ -39,6 +39,8 @@ pub enum AppError {
     ApprovalStillPending,
     #[error("there is nothing to retry")]
     NotResumable,
+    #[error("no reply is being written")]
+    NothingToStop,
     #[error("The request could not be completed: {0}")]
     ServerFn(ServerFnErrorErr),
 }
@@ -62,6 +64,7 @@ impl AppError {
             AppError::DecisionInFlight => Text::ErrorDecisionInFlight,
             AppError::ApprovalStillPending => Text::ErrorApprovalStillPending,
             AppError::NotResumable => Text::ErrorNotResumable,
+            AppError::NothingToStop => Text::ErrorNothingToStop,
             AppError::ServerFn(_) => Text::ErrorTransport,
         })
     }
@@ -78,7 +81,8 @@ impl AppError {
             | AppError::CardChanged
             | AppError::DecisionInFlight
             | AppError::ApprovalStillPending
-            | AppError::NotResumable => 409,
+            | AppError::NotResumable
+            | AppError::NothingToStop => 409,
             AppError::Internal => 500,
             AppError::Unavailable => 503,
             AppError::ServerFn(ServerFnErrorErr::Args(_))

@@ -118,6 +118,15 @@ catalogue! {
     ErrorEmptyMessage => "The message is empty.", "Die Nachricht ist leer.";
     ErrorMessageTooLong => "The message is too long.", "Die Nachricht ist zu lang.";
     ErrorProviderFailed => "The model could not be reached. Send your message again to retry.", "Das Modell war nicht erreichbar. Sende deine Nachricht erneut, um es noch einmal zu versuchen.";
+    ErrorModelTimedOut => "The model took too long to answer. Use Retry to ask again.", "Das Modell hat zu lange für die Antwort gebraucht. Mit „Erneut versuchen“ fragst du noch einmal.";
+    ErrorModelRateLimited => "The model is receiving too many requests right now. Wait a moment, then use Retry.", "Das Modell erhält gerade zu viele Anfragen. Warte einen Moment und wähle dann „Erneut versuchen“.";
+    ErrorContextTooLong => "This conversation has become too long for the model. Start a new conversation, or edit an earlier message to shorten it.", "Diese Unterhaltung ist für das Modell zu lang geworden. Beginne eine neue Unterhaltung oder kürze sie, indem du eine frühere Nachricht bearbeitest.";
+    ErrorModelBrokeOff => "The model's reply broke off. Use Retry to ask again.", "Die Antwort des Modells ist abgebrochen. Mit „Erneut versuchen“ fragst du noch einmal.";
+    ErrorModelRejected => "The model's server refused the request. Check the model settings, then use Retry.", "Der Server des Modells hat die Anfrage abgelehnt. Prüfe die Modelleinstellungen und wähle dann „Erneut versuchen“.";
+    Stop => "Stop", "Stopp";
+    StopHint => "Stop the reply", "Antwort anhalten";
+    Stopped => "Stopped", "Angehalten";
+    ErrorNothingToStop => "The assistant is not writing a reply here any more.", "Der Assistent schreibt hier gerade keine Antwort mehr.";
     ErrorTurnFailed => "The assistant could not finish this turn.", "Der Assistent konnte diese Runde nicht abschließen.";
     ErrorNotAwaitingInput => "This question is no longer open.", "Diese Rückfrage ist nicht mehr offen.";
     ErrorInputNotOffered => "This answer does not fit the question. Choose one of the answers offered.", "Diese Antwort passt nicht zur Rückfrage. Bitte eine der angebotenen Antworten wählen.";

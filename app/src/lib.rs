@@ -5,6 +5,7 @@ pub mod api;
 pub mod components;
 pub mod error;
 pub mod i18n;
+pub mod live_draft;
 pub mod model;
 pub mod pages;
 

@@ -58,6 +58,17 @@ pub struct MessageView {
     /// The assistant's markdown, rendered and sanitised on the server; `None` shows `content` as
     /// plain text (the reader's own messages are never interpreted).
     pub html: Option<String>,
+    /// A reply the reader stopped while it was written: its text as far as it got.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+/// The reply the model is writing, as far as it got. `key` names the streamed turn: the live
+/// pieces the page hears carry it, with the byte offset where their text goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DraftView {
+    pub key: String,
+    pub text: String,
 }
 
 /// What a poll returns. On the fast path (the turn is still working and no message came since
@@ -85,6 +96,9 @@ pub struct ConversationView {
     pub card: Option<ApprovalCardView>,
     /// True for a guided process run (a conversation started with a skill).
     pub process_run: bool,
+    /// While the assistant works: the reply so far.
+    #[serde(default)]
+    pub draft: Option<DraftView>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

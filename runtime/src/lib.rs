@@ -15,13 +15,16 @@ pub mod results;
 pub mod run;
 pub mod runtime;
 pub mod store;
+pub mod streaming;
 pub mod tool;
 mod tool_loop;
 
 pub use ask_choice::{AskChoiceTool, ASK_CHOICE, PICKED};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use openai::{OpenAiConfig, OpenAiConfigError, OpenAiProvider};
-pub use provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
+pub use provider::{
+    Completion, CompletionRequest, ModelProvider, ProviderError, ProviderErrorKind, TextSink, ToolDefinition,
+};
 pub use question::schema::InvalidSubmission;
 pub use refusal::{Refusal, RuntimeError};
 pub use run::{
@@ -31,6 +34,7 @@ pub use run::{
 };
 pub use runtime::{QuestionCheck, ReapReport, Runtime, RuntimeSettings};
 pub use store::{migrations, StoreError};
+pub use streaming::RunTextObserver;
 pub use tool::{
     InputReply, RegisteredTool, RegistryError, Tool, ToolContext, ToolEffect, ToolError, ToolOutput, ToolRegistry,
     ToolSource, ToolSpec,

@@ -4,22 +4,32 @@
 //! The API key never appears in `Debug` output, errors or logs: it lives in the config behind a
 //! redacting `Debug`, and goes out only as a header marked sensitive.
 
+mod stream;
+
 use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::message::{ChatMessage, Role, ToolCall};
-use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError};
+use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, TextSink};
+use stream::{mentions_context_length, Assembler, Fed};
 
 pub const ENV_BASE_URL: &str = "TOURGUIDE_OPENAI_BASE_URL";
 pub const ENV_API_KEY: &str = "TOURGUIDE_OPENAI_API_KEY";
 pub const ENV_MODEL: &str = "TOURGUIDE_OPENAI_MODEL";
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// How long the server may stay silent: before the first byte of an answer, or between two
+/// pieces of a stream. A long reply that keeps streaming is never cut off.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// An error body is read for its kind only; a server that sends megabytes is not read further.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
 #[derive(Clone, PartialEq, Eq)]
 pub struct OpenAiConfig {
@@ -104,7 +114,11 @@ impl OpenAiProvider {
             }
             None => None,
         };
-        let client = reqwest::Client::builder().timeout(timeout).build().map_err(|_| OpenAiConfigError::Client)?;
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT.min(timeout))
+            .read_timeout(timeout)
+            .build()
+            .map_err(|_| OpenAiConfigError::Client)?;
         Ok(OpenAiProvider { config, authorization, client })
     }
 
@@ -264,19 +278,88 @@ impl ModelProvider for OpenAiProvider {
 
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, ProviderError> {
         let names = WireNames::of(&request);
-        let mut http = self.client.post(self.config.endpoint()).json(&self.body(&request, &names));
+        let response = self.send(&self.body(&request, &names)).await?;
+        let bytes = response.bytes().await.map_err(transport)?;
+        parse_completion(&bytes, &names)
+    }
+
+    async fn stream(&self, request: CompletionRequest, sink: &dyn TextSink) -> Result<Completion, ProviderError> {
+        let names = WireNames::of(&request);
+        let mut body = self.body(&request, &names);
+        body["stream"] = Value::Bool(true);
+        let response = self.send(&body).await?;
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"));
+        if !streamed {
+            // A server that ignores `stream: true` answers with one completion: take it whole.
+            let bytes = response.bytes().await.map_err(transport)?;
+            let completion = parse_completion(&bytes, &names)?;
+            if !completion.content.is_empty() {
+                sink.text(&completion.content);
+            }
+            return Ok(completion);
+        }
+        let mut events = response.bytes_stream().eventsource();
+        let mut assembler = Assembler::default();
+        let mut done = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|error| match error {
+                eventsource_stream::EventStreamError::Transport(error) => match transport(error) {
+                    ProviderError::Connection(text) => ProviderError::Dropped(text),
+                    other => other,
+                },
+                other => ProviderError::Malformed(other.to_string()),
+            })?;
+            if assembler.feed(&event.data, sink)? == Fed::Done {
+                done = true;
+                break;
+            }
+        }
+        assembler.finish(done, &names)
+    }
+}
+
+impl OpenAiProvider {
+    /// Posts `body`; an answer other than 2xx becomes the error its status and body describe.
+    async fn send(&self, body: &Value) -> Result<reqwest::Response, ProviderError> {
+        let mut http = self.client.post(self.config.endpoint()).json(body);
         if let Some(authorization) = &self.authorization {
             http = http.header(AUTHORIZATION, authorization.clone());
         }
-        // Without the URL: a base URL may carry credentials of its own (user:pass@host).
-        let response = http.send().await.map_err(|e| ProviderError::Connection(e.without_url().to_string()))?;
+        let response = http.send().await.map_err(transport)?;
         let status = response.status();
-        if !status.is_success() {
-            return Err(ProviderError::Status { status: status.as_u16() });
+        if status.is_success() {
+            return Ok(response);
         }
-        let bytes = response.bytes().await.map_err(|e| ProviderError::Connection(e.without_url().to_string()))?;
-        parse_completion(&bytes, &names)
+        let body = error_body(response).await;
+        if mentions_context_length(&body) {
+            return Err(ProviderError::ContextTooLong);
+        }
+        Err(ProviderError::Status { status: status.as_u16() })
     }
+}
+
+/// Without the URL: a base URL may carry credentials of its own (user:pass@host).
+fn transport(error: reqwest::Error) -> ProviderError {
+    if error.is_timeout() {
+        ProviderError::Timeout
+    } else {
+        ProviderError::Connection(error.without_url().to_string())
+    }
+}
+
+async fn error_body(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= ERROR_BODY_LIMIT {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 /// Function names as the API takes them: letters, digits, `_` and `-`, at most 64. Ours may hold

@@ -289,7 +289,15 @@ pub enum PauseView {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureReason {
+    /// The model could not be reached (connection refused, 5xx).
     ProviderFailed,
+    ModelTimedOut,
+    ModelRateLimited,
+    ContextTooLong,
+    /// The reply stream broke off, or the server reported an error inside it.
+    ModelBrokeOff,
+    /// The model's server refused the request (a 4xx other than 429, or an unreadable answer).
+    ModelRejected,
     RetriesExhausted,
     /// Dead-lettered: retrying could repeat an effect, or the failure will not go away.
     NotRetryable,
@@ -302,9 +310,27 @@ pub enum FailureReason {
 }
 
 impl FailureReason {
+    /// What a run that failed on this provider error is marked with.
+    pub fn of_provider(kind: crate::provider::ProviderErrorKind) -> Self {
+        use crate::provider::ProviderErrorKind as Kind;
+        match kind {
+            Kind::Unreachable => FailureReason::ProviderFailed,
+            Kind::TimedOut => FailureReason::ModelTimedOut,
+            Kind::RateLimited => FailureReason::ModelRateLimited,
+            Kind::ContextTooLong => FailureReason::ContextTooLong,
+            Kind::BrokeOff => FailureReason::ModelBrokeOff,
+            Kind::Rejected => FailureReason::ModelRejected,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             FailureReason::ProviderFailed => "provider_failed",
+            FailureReason::ModelTimedOut => "model_timed_out",
+            FailureReason::ModelRateLimited => "model_rate_limited",
+            FailureReason::ContextTooLong => "context_too_long",
+            FailureReason::ModelBrokeOff => "model_broke_off",
+            FailureReason::ModelRejected => "model_rejected",
             FailureReason::RetriesExhausted => "retries_exhausted",
             FailureReason::NotRetryable => "not_retryable",
             FailureReason::SuspendFailed => "suspend_failed",
@@ -317,6 +343,11 @@ impl FailureReason {
     pub fn parse(value: &str) -> Option<Self> {
         Some(match value {
             "provider_failed" => FailureReason::ProviderFailed,
+            "model_timed_out" => FailureReason::ModelTimedOut,
+            "model_rate_limited" => FailureReason::ModelRateLimited,
+            "context_too_long" => FailureReason::ContextTooLong,
+            "model_broke_off" => FailureReason::ModelBrokeOff,
+            "model_rejected" => FailureReason::ModelRejected,
             "retries_exhausted" => FailureReason::RetriesExhausted,
             "not_retryable" => FailureReason::NotRetryable,
             "suspend_failed" => FailureReason::SuspendFailed,

@@ -16,6 +16,7 @@ use crate::run::{
     InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
 };
 use crate::store::{NewRun, RunRecord, Settle, Store, StoreError};
+use crate::streaming::{RunTextObserver, Unobserved};
 use crate::tool::{InputReply, ToolEffect, ToolRegistry};
 use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
 use question::schema::{validate_submission, SubmissionError};
@@ -66,6 +67,7 @@ pub struct Runtime {
     provider: Arc<dyn ModelProvider>,
     settings: RuntimeSettings,
     question_check: QuestionCheck,
+    text: Arc<dyn RunTextObserver>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -112,13 +114,19 @@ impl Runtime {
     /// The database behind `db` must hold the runtime's tables ([`crate::migrations`]).
     pub fn new(db: Db, tools: Arc<ToolRegistry>, provider: Arc<dyn ModelProvider>, settings: RuntimeSettings) -> Self {
         let question_check: QuestionCheck = Arc::new(|_: &serde_json::Value| Ok(()));
-        Runtime { store: Store::new(db), tools, provider, settings, question_check }
+        Runtime { store: Store::new(db), tools, provider, settings, question_check, text: Arc::new(Unobserved) }
     }
 
     /// A question a tool asks while it runs that this check refuses is declined at once, and the
     /// model told why (the runtime's own structural check applies either way).
     pub fn with_question_check(mut self, check: QuestionCheck) -> Self {
         self.question_check = check;
+        self
+    }
+
+    /// Hands the text of every model turn to `observer` while it arrives.
+    pub fn with_text_observer(mut self, observer: Arc<dyn RunTextObserver>) -> Self {
+        self.text = observer;
         self
     }
 
@@ -632,6 +640,7 @@ impl Runtime {
             rounds: record.rounds,
             transcript,
             question_check: self.question_check.as_ref(),
+            text: self.text.as_ref(),
         }
     }
 
@@ -783,14 +792,16 @@ impl Runtime {
         if current.status != RunStatus::Running || current.claimed_by.as_deref() != Some(token) {
             return self.lost_outcome(record.id).await;
         }
+        // The reader is told what went wrong the last time, also once the retries are used up.
+        let reason = FailureReason::of_provider(error.kind());
         if !error.is_retryable() {
-            return self.settle_failed(record, token, FailureReason::ProviderFailed).await;
+            return self.settle_failed(record, token, reason).await;
         }
         if current.pending_effect == Some(ToolEffect::NonIdempotentWrite) {
             return self.settle_failed(record, token, FailureReason::NotRetryable).await;
         }
         if current.requeue_count >= self.settings.max_requeues {
-            return self.settle_failed(record, token, FailureReason::RetriesExhausted).await;
+            return self.settle_failed(record, token, reason).await;
         }
         let available_at = now().saturating_add(self.settings.backoff(current.requeue_count));
         match self.store.requeue_owned(record.id, token, available_at).await {

@@ -17,6 +17,7 @@ use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderErro
 use crate::results::{denial_text, rejected_text, Decider};
 use crate::run::{Actor, DenialReason, EventKind, RunStatus};
 use crate::store::{Store, StoreError};
+use crate::streaming::{RunTextObserver, TurnSink, CANCEL_WATCH};
 use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use db::now;
 use question::schema::{check_schema, overlay};
@@ -120,6 +121,8 @@ pub(crate) struct Segment<'a> {
     pub transcript: Vec<ChatMessage>,
     /// Whether the chat can show a question a tool asks while it runs; `Err` says why not.
     pub question_check: &'a (dyn Fn(&Value) -> Result<(), String> + Send + Sync),
+    /// Sees each model turn's text while it arrives.
+    pub text: &'a dyn RunTextObserver,
 }
 
 /// How far one call got.
@@ -203,9 +206,30 @@ impl Segment<'_> {
     async fn complete(&mut self, tools: Vec<ToolDefinition>) -> Result<Completion, Stop> {
         self.event(EventKind::Request, json!({ "tools": tools.len() })).await;
         let request = CompletionRequest { messages: self.transcript.clone(), tools };
-        let completion = self.provider.complete(request).await.map_err(Stop::Provider)?;
+        self.text.begin(self.run_id, self.rounds + 1);
+        let sink = TurnSink { run_id: self.run_id, observer: self.text };
+        // A Stop lands while the model still writes: the stream is dropped (the connection closes)
+        // rather than read to its end.
+        let completion = tokio::select! {
+            completion = self.provider.stream(request, &sink) => completion.map_err(Stop::Provider)?,
+            stop = self.cancelled() => return Err(stop),
+        };
         self.event(EventKind::Llm, json!({ "tool_calls": completion.tool_calls.len() })).await;
         Ok(completion)
+    }
+
+    /// Resolves once the run is no longer this segment's to carry on (cancelled, or taken over).
+    async fn cancelled(&self) -> Stop {
+        loop {
+            tokio::time::sleep(CANCEL_WATCH).await;
+            match self.store.status(self.run_id).await {
+                Ok(Some(RunStatus::Running)) => continue,
+                Ok(Some(RunStatus::Cancelled)) => return Stop::Cancelled,
+                Ok(_) => return Stop::LeaseLost,
+                // A read that failed says nothing about the run; the next boundary will.
+                Err(error) => tracing::warn!(run = %self.run_id, %error, "could not look for a cancel"),
+            }
+        }
     }
 
     /// A fresh segment from the transcript (a new run, or a retry from its checkpoint).

@@ -12,15 +12,15 @@ use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{
-    ApprovalCardView, CardAnswers, CardDecision, ConversationSummary, ConversationView, MessageView, PendingCallView,
-    PollView, QuestionView,
+    ApprovalCardView, CardAnswers, CardDecision, ConversationSummary, ConversationView, DraftView, MessageView,
+    PendingCallView, PollView, QuestionView,
 };
 use content::store::ContentStore;
 use question::form::{InputAnswer, InputPauseForm, YesNo};
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::continue_intent::is_continue_intent;
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, PendingDecision, Reply};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, PendingDecision, Reply};
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -187,7 +187,13 @@ impl ChatService {
             }
             _ => (None, None),
         };
+        let draft = if status == ConversationStatus::Processing {
+            self.store.draft(&row.id).await.map_err(internal)?.map(|(key, text)| DraftView { key, text })
+        } else {
+            None
+        };
         Ok(ConversationView {
+            draft,
             status: status_view(status),
             error: row.error.map(|code| handback::sentence(code, lang).to_string()),
             question,
@@ -204,6 +210,7 @@ impl ChatService {
                     // The reader's own messages are never interpreted.
                     html: (message.role == MessageRole::Assistant)
                         .then(|| crate::markdown::to_safe_html(&message.content)),
+                    stopped: message.notice == Some(Notice::Stopped),
                     content: message.content,
                 })
                 .collect(),
@@ -455,6 +462,31 @@ impl ChatBackend for ChatService {
         }
         self.wake(id);
         Ok(())
+    }
+
+    async fn stop(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {
+        // The worker may attach the turn's run between the read and the guarded write; the write
+        // then misses and is tried again on the row as it is now.
+        for _ in 0..3 {
+            let row = self.owned(user, id).await?;
+            if row.status != ConversationStatus::Processing {
+                // The reply was recorded, or a question or card came first: that one won.
+                return Err(AppError::NothingToStop);
+            }
+            if !self.store.stop(user.id, id, row.run_id).await.map_err(internal)? {
+                continue;
+            }
+            if let Some(run_id) = row.run_id {
+                // If this fails the run goes on unseen until its worker finds the conversation
+                // moved on and lets go of it (`Turns::let_go`).
+                if let Err(error) = self.runtime.cancel(&Actor::user(row.user_id), run_id).await {
+                    tracing::warn!(%error, conversation = %id, "a stopped reply's run could not be cancelled yet");
+                }
+            }
+            self.events.changed(id);
+            return Ok(());
+        }
+        Err(AppError::Busy)
     }
 
     async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError> {

@@ -265,6 +265,8 @@ impl MessageRole {
 pub enum Notice {
     InputAnswer,
     Decision,
+    /// A reply the reader stopped while the model wrote it: the text as far as it got.
+    Stopped,
 }
 
 impl Notice {
@@ -272,6 +274,7 @@ impl Notice {
         match self {
             Notice::InputAnswer => "input_answer",
             Notice::Decision => "decision",
+            Notice::Stopped => "stopped",
         }
     }
 
@@ -279,6 +282,7 @@ impl Notice {
         match value {
             "input_answer" => Some(Notice::InputAnswer),
             "decision" => Some(Notice::Decision),
+            "stopped" => Some(Notice::Stopped),
             _ => None,
         }
     }
@@ -319,8 +323,17 @@ mod tests {
             ErrorCode::Internal,
         ];
         codes.extend(
-            [FailureReason::ProviderFailed, FailureReason::StateUnreadable, FailureReason::StoreFailed]
-                .map(ErrorCode::Run),
+            [
+                FailureReason::ProviderFailed,
+                FailureReason::StateUnreadable,
+                FailureReason::StoreFailed,
+                FailureReason::ModelTimedOut,
+                FailureReason::ModelRateLimited,
+                FailureReason::ContextTooLong,
+                FailureReason::ModelBrokeOff,
+                FailureReason::ModelRejected,
+            ]
+            .map(ErrorCode::Run),
         );
         for code in codes {
             assert_eq!(ErrorCode::parse(code.as_str()), Some(code));

@@ -1,7 +1,9 @@
 //! Push: `GET /events/conversations/{id}` is a server-sent event stream that says "changed"
-//! whenever the conversation may look different, so an open page loads it at once. Pages poll
-//! while the assistant works anyway; the stream only makes updates immediate, so a proxy that
-//! buffers streams costs latency, not correctness.
+//! whenever the conversation may look different, so an open page loads it at once, and carries
+//! the pieces of a reply while the model writes it ("piece": draft key, byte offset, text), so
+//! the reply grows in place without a reload per piece. Pages poll while the assistant works
+//! anyway; the stream only makes updates immediate, so a proxy that buffers streams costs
+//! latency, not correctness (a page that misses pieces sees the draft on its next load).
 //!
 //! Where the change happens and where the page listens may be different processes. On SQLite
 //! (one process, or a web process beside one worker whose changes the pages poll for) the fan-out
@@ -21,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use db::Db;
 use futures::stream::{self, Stream};
+use serde::{Deserialize, Serialize};
 use sqlx::postgres::{PgListener, PgPool};
 use tokio::sync::{broadcast, mpsc, watch};
 
@@ -32,19 +35,41 @@ pub const PATH: &str = "/events/conversations/{id}";
 
 /// The PostgreSQL channel every process listens on; the payload is the conversation's id.
 const CHANNEL: &str = "tourguide_changed";
+/// The channel of reply pieces; the payload is a [`Piece`] as JSON.
+const PIECES: &str = "tourguide_pieces";
+/// NOTIFY takes at most 8000 bytes; pieces put together stay well below.
+const PIECE_PAYLOAD_LIMIT: usize = 6000;
 /// Sent to every stream of a process: it may have missed changes (its listener reconnected).
 const EVERY: &str = "*";
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 
-/// Fan-out of "this conversation changed". Slow or gone listeners only miss wake-ups, which the
-/// page's polling covers; nobody ever waits on a listener.
+/// A piece of a reply while the model writes it: `text` goes at byte `offset` of the draft
+/// named `draft` (one streamed model turn).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Piece {
+    pub conversation: String,
+    pub draft: String,
+    pub offset: usize,
+    pub text: String,
+}
+
+/// What reaches a process's streams.
+#[derive(Debug, Clone)]
+enum Change {
+    /// The conversation (or, for [`EVERY`], any) may look different: load it again.
+    Changed(Arc<str>),
+    Piece(Arc<Piece>),
+}
+
+/// Fan-out of "this conversation changed" and of reply pieces. Slow or gone listeners only miss
+/// wake-ups, which the page's polling covers; nobody ever waits on a listener.
 #[derive(Clone)]
 pub struct ConversationEvents {
-    sender: broadcast::Sender<Arc<str>>,
+    sender: broadcast::Sender<Change>,
     /// On PostgreSQL, changes go out as NOTIFY through this queue and come back through LISTEN,
     /// the same way for this process as for every other.
-    notify: Option<mpsc::UnboundedSender<Arc<str>>>,
+    notify: Option<mpsc::UnboundedSender<Change>>,
     /// Open streams end when the server shuts down; a graceful shutdown waits for every open
     /// connection, and a stream would otherwise keep it waiting for ever.
     shutdown: watch::Receiver<bool>,
@@ -54,7 +79,7 @@ impl ConversationEvents {
     /// Must be called inside the Tokio runtime: on PostgreSQL it starts the notifier and the
     /// listener of this process.
     pub fn new(shutdown: watch::Receiver<bool>, db: &Db) -> Self {
-        let sender = broadcast::channel(256).0;
+        let sender = broadcast::channel(1024).0;
         let notify = match db {
             Db::Sqlite(_) => None,
             Db::Postgres(pool) => {
@@ -68,17 +93,25 @@ impl ConversationEvents {
     }
 
     pub fn changed(&self, conversation_id: &str) {
+        self.send(Change::Changed(Arc::from(conversation_id)));
+    }
+
+    pub fn piece(&self, piece: Piece) {
+        self.send(Change::Piece(Arc::new(piece)));
+    }
+
+    fn send(&self, change: Change) {
         match &self.notify {
             Some(queue) => {
-                let _ = queue.send(Arc::from(conversation_id));
+                let _ = queue.send(change);
             }
             None => {
-                let _ = self.sender.send(Arc::from(conversation_id));
+                let _ = self.sender.send(change);
             }
         }
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
+    fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.sender.subscribe()
     }
 
@@ -95,7 +128,9 @@ impl ConversationEvents {
             loop {
                 tokio::select! {
                     change = changes.recv() => match change {
-                        Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => worker.wake(),
+                        // A piece of a reply is no work for a worker.
+                        Ok(Change::Piece(_)) => {}
+                        Ok(Change::Changed(_)) | Err(broadcast::error::RecvError::Lagged(_)) => worker.wake(),
                         Err(broadcast::error::RecvError::Closed) => return,
                     },
                     _ = shutdown.changed() => return,
@@ -105,20 +140,62 @@ impl ConversationEvents {
     }
 }
 
-/// Sends the queued changes as NOTIFY, one after the other, so they arrive in order. A failed
-/// NOTIFY is only a missed wake-up.
-async fn notifier(pool: PgPool, mut changes: mpsc::UnboundedReceiver<Arc<str>>) {
-    while let Some(id) = changes.recv().await {
-        let sent = sqlx::query("SELECT pg_notify($1, $2)").bind(CHANNEL).bind(&*id).execute(&pool).await;
-        if let Err(error) = sent {
-            tracing::warn!(%error, "a change could not be announced; open pages will see it when they poll");
+/// Sends the queued changes as NOTIFY, one after the other, so they arrive in order. Pieces that
+/// queued up while a NOTIFY was on its way go out together: one round trip per batch, not per
+/// token. A failed NOTIFY is only a missed wake-up.
+async fn notifier(pool: PgPool, mut changes: mpsc::UnboundedReceiver<Change>) {
+    let mut batch = Vec::new();
+    while changes.recv_many(&mut batch, 256).await > 0 {
+        for (channel, payload) in payloads(std::mem::take(&mut batch)) {
+            let sent = sqlx::query("SELECT pg_notify($1, $2)").bind(channel).bind(&payload).execute(&pool).await;
+            if let Err(error) = sent {
+                tracing::warn!(%error, "a change could not be announced; open pages will see it when they poll");
+            }
         }
     }
 }
 
+/// The NOTIFYs for a batch of changes, in order, with consecutive pieces of one draft joined.
+fn payloads(batch: Vec<Change>) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    let mut pending: Option<Piece> = None;
+    let flush = |pending: &mut Option<Piece>, out: &mut Vec<(&'static str, String)>| {
+        if let Some(piece) = pending.take() {
+            out.push((PIECES, serde_json::to_string(&piece).unwrap_or_default()));
+        }
+    };
+    for change in batch {
+        match change {
+            Change::Changed(id) => {
+                flush(&mut pending, &mut out);
+                out.push((CHANNEL, id.to_string()));
+            }
+            Change::Piece(piece) => {
+                let piece = Arc::unwrap_or_clone(piece);
+                match &mut pending {
+                    Some(joined)
+                        if joined.conversation == piece.conversation
+                            && joined.draft == piece.draft
+                            && joined.offset + joined.text.len() == piece.offset
+                            && joined.text.len() + piece.text.len() <= PIECE_PAYLOAD_LIMIT =>
+                    {
+                        joined.text.push_str(&piece.text);
+                    }
+                    _ => {
+                        flush(&mut pending, &mut out);
+                        pending = Some(piece);
+                    }
+                }
+            }
+        }
+    }
+    flush(&mut pending, &mut out);
+    out
+}
+
 /// This process's one LISTEN connection, fanned out to its streams. A dropped connection is made
 /// again after a pause that doubles up to half a minute.
-async fn listener(pool: PgPool, sender: broadcast::Sender<Arc<str>>, mut shutdown: watch::Receiver<bool>) {
+async fn listener(pool: PgPool, sender: broadcast::Sender<Change>, mut shutdown: watch::Receiver<bool>) {
     let mut retry = FIRST_RETRY;
     let mut lost = false;
     loop {
@@ -130,13 +207,21 @@ async fn listener(pool: PgPool, sender: broadcast::Sender<Arc<str>>, mut shutdow
                 retry = FIRST_RETRY;
                 if lost {
                     tracing::info!("listening for changes again");
-                    let _ = sender.send(Arc::from(EVERY));
+                    let _ = sender.send(Change::Changed(Arc::from(EVERY)));
                 }
                 loop {
                     tokio::select! {
                         received = listener.try_recv() => match received {
                             Ok(Some(notification)) => {
-                                let _ = sender.send(Arc::from(notification.payload()));
+                                let change = if notification.channel() == PIECES {
+                                    match serde_json::from_str::<Piece>(notification.payload()) {
+                                        Ok(piece) => Change::Piece(Arc::new(piece)),
+                                        Err(_) => continue,
+                                    }
+                                } else {
+                                    Change::Changed(Arc::from(notification.payload()))
+                                };
+                                let _ = sender.send(change);
                             }
                             Ok(None) => {
                                 tracing::warn!("the connection that listens for changes was lost");
@@ -164,7 +249,7 @@ async fn listener(pool: PgPool, sender: broadcast::Sender<Arc<str>>, mut shutdow
 
 async fn connect(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
     let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen(CHANNEL).await?;
+    listener.listen_all([CHANNEL, PIECES]).await?;
     Ok(listener)
 }
 
@@ -194,15 +279,19 @@ pub async fn stream(
         .into_response()
 }
 
-fn changes(receiver: broadcast::Receiver<Arc<str>>, id: String) -> impl Stream<Item = Result<Event, Infallible>> {
-    // Browsers drop an event whose data is empty, so every event carries the conversation id.
+fn changes(receiver: broadcast::Receiver<Change>, id: String) -> impl Stream<Item = Result<Event, Infallible>> {
+    // Browsers drop an event whose data is empty, so every event carries data.
     let ready_id = id.clone();
     let ready = stream::once(async move { Ok(Event::default().event("ready").data(ready_id)) });
     let changed = stream::unfold((receiver, id), |(mut receiver, id)| async move {
         loop {
             match receiver.recv().await {
-                Ok(changed) if *changed == *id || &*changed == EVERY => {
+                Ok(Change::Changed(changed)) if *changed == *id || &*changed == EVERY => {
                     return Some((Ok(Event::default().event("changed").data(id.as_str())), (receiver, id)));
+                }
+                Ok(Change::Piece(piece)) if piece.conversation == id => {
+                    let data = serde_json::json!({ "draft": piece.draft, "offset": piece.offset, "text": piece.text });
+                    return Some((Ok(Event::default().event("piece").data(data.to_string())), (receiver, id)));
                 }
                 Ok(_) => continue,
                 // Missed some: say "changed" to be safe, the page reloads once.
@@ -214,4 +303,33 @@ fn changes(receiver: broadcast::Receiver<Arc<str>>, id: String) -> impl Stream<I
         }
     });
     futures::StreamExt::chain(ready, changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(draft: &str, offset: usize, text: &str) -> Change {
+        Change::Piece(Arc::new(Piece { conversation: "c".into(), draft: draft.into(), offset, text: text.into() }))
+    }
+
+    #[test]
+    fn consecutive_pieces_of_a_draft_go_out_as_one_notify_and_order_is_kept() {
+        let batch = vec![
+            piece("d1", 0, "Hel"),
+            piece("d1", 3, "lo"),
+            Change::Changed(Arc::from("c")),
+            piece("d1", 5, "!"),
+            piece("d2", 0, "New"),
+            piece("d2", 9, "gap"),
+        ];
+        let sent = payloads(batch);
+        let read = |index: usize| serde_json::from_str::<Piece>(&sent[index].1).unwrap();
+        assert_eq!(sent.len(), 5, "{sent:?}");
+        assert_eq!((read(0).offset, read(0).text.as_str()), (0, "Hello"));
+        assert_eq!(sent[1], (CHANNEL, "c".to_string()));
+        assert_eq!((read(2).draft.as_str(), read(2).text.as_str()), ("d1", "!"));
+        assert_eq!((read(3).draft.as_str(), read(3).text.as_str()), ("d2", "New"));
+        assert_eq!((read(4).offset, read(4).text.as_str()), (9, "gap"));
+    }
 }

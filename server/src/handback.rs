@@ -62,6 +62,11 @@ pub fn sentence(code: ErrorCode, lang: Lang) -> &'static str {
         ErrorCode::NotDelivered => Text::HandBackNotDelivered,
         ErrorCode::QuestionWithdrawn => Text::QuestionWithdrawn,
         ErrorCode::Run(FailureReason::ProviderFailed | FailureReason::RetriesExhausted) => Text::ErrorProviderFailed,
+        ErrorCode::Run(FailureReason::ModelTimedOut) => Text::ErrorModelTimedOut,
+        ErrorCode::Run(FailureReason::ModelRateLimited) => Text::ErrorModelRateLimited,
+        ErrorCode::Run(FailureReason::ContextTooLong) => Text::ErrorContextTooLong,
+        ErrorCode::Run(FailureReason::ModelBrokeOff) => Text::ErrorModelBrokeOff,
+        ErrorCode::Run(FailureReason::ModelRejected) => Text::ErrorModelRejected,
         ErrorCode::Run(
             FailureReason::NotRetryable
             | FailureReason::SuspendFailed

@@ -7,6 +7,7 @@ pub mod chat;
 pub mod config;
 pub mod continue_intent;
 pub mod conversation;
+pub mod drafts;
 pub mod events;
 pub mod handback;
 pub mod input_route;
@@ -42,6 +43,7 @@ use db::Db;
 use crate::account::AccountService;
 use crate::chat::ChatService;
 use crate::config::Config;
+use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::pages::PagesService;
 use crate::skills::SkillCatalogue;
@@ -307,14 +309,20 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let model_is_demo = services.provider.is_demo();
     let mut settings = services.runtime_settings;
     settings.lease_seconds = i64::try_from(config.lease.as_secs()).unwrap_or(i64::MAX);
-    let runtime = Arc::new(Runtime::new(db.clone(), Arc::new(tools), services.provider, settings).with_question_check(
-        Arc::new(|schema: &serde_json::Value| match question::form::InputPauseForm::parse(schema) {
-            question::form::InputPauseForm::Unsupported { .. } => {
-                Err("the chat shows only reply buttons and small forms of plain fields".to_string())
-            }
-            _ => Ok(()),
-        }),
-    ));
+    let events = ConversationEvents::new(shutdown_receiver.clone(), &db);
+    let drafts = Drafts::new(store.clone(), events.clone());
+    let runtime = Arc::new(
+        Runtime::new(db.clone(), Arc::new(tools), services.provider, settings)
+            .with_text_observer(Arc::new(drafts.clone()))
+            .with_question_check(Arc::new(|schema: &serde_json::Value| {
+                match question::form::InputPauseForm::parse(schema) {
+                    question::form::InputPauseForm::Unsupported { .. } => {
+                        Err("the chat shows only reply buttons and small forms of plain fields".to_string())
+                    }
+                    _ => Ok(()),
+                }
+            })),
+    );
     let mut worker_lock_file = None;
     if config.worker {
         match &config.database {
@@ -355,9 +363,13 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .build();
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
-    let events = ConversationEvents::new(shutdown_receiver.clone(), &db);
-    let turns =
-        Turns { store: store.clone(), runtime: runtime.clone(), skills: skills.clone(), events: events.clone() };
+    let turns = Turns {
+        store: store.clone(),
+        runtime: runtime.clone(),
+        skills: skills.clone(),
+        events: events.clone(),
+        drafts,
+    };
     let worker = if config.worker {
         events.wake_on_changes(worker_handle.clone());
         Worker::new(turns, worker_handle.clone(), config.lease).spawn(shutdown_receiver.clone())

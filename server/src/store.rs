@@ -229,6 +229,10 @@ enum Then<'a> {
     Job,
     /// Takes the last transcript line out if it is an answer or a decision (one not delivered).
     DropUndelivered,
+    /// Records the streamed draft (empty if none) as a stopped reply.
+    StoppedReply,
+    /// The reply's draft is no longer current.
+    DropDraft,
 }
 
 /// The PostgreSQL form of a guarded write: the UPDATE as a CTE that returns the row it claimed,
@@ -268,6 +272,19 @@ fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: 
                     ", w{index} AS (DELETE FROM messages WHERE id = (
                           SELECT m.id FROM messages m JOIN claimed c ON m.conversation_id = c.id ORDER BY m.id DESC LIMIT 1
                       ) AND notice IN ('input_answer', 'decision'))"
+                ));
+            }
+            Then::StoppedReply => {
+                sql.push_str(&format!(
+                    ", w{index} AS (INSERT INTO messages (conversation_id, role, content, notice, created_at)
+                      SELECT c.id, 'assistant', COALESCE(d.content, ''), 'stopped', ${first}
+                      FROM claimed c LEFT JOIN drafts d ON d.conversation_id = c.id)"
+                ));
+                extra.push(Arg::Int(at));
+            }
+            Then::DropDraft => {
+                sql.push_str(&format!(
+                    ", w{index} AS (DELETE FROM drafts WHERE conversation_id IN (SELECT id FROM claimed))"
                 ));
             }
         }
@@ -336,6 +353,23 @@ impl Store {
                             .bind(conversation_id)
                             .execute(&mut *tx)
                             .await?;
+                        }
+                        Then::StoppedReply => {
+                            sqlx::query(
+                                "INSERT INTO messages (conversation_id, role, content, notice, created_at)
+                                 SELECT $1, 'assistant', COALESCE((SELECT content FROM drafts WHERE conversation_id = $1), ''),
+                                        'stopped', $2",
+                            )
+                            .bind(conversation_id)
+                            .bind(at)
+                            .execute(&mut *tx)
+                            .await?;
+                        }
+                        Then::DropDraft => {
+                            sqlx::query("DELETE FROM drafts WHERE conversation_id = $1")
+                                .bind(conversation_id)
+                                .execute(&mut *tx)
+                                .await?;
                         }
                     }
                 }
@@ -786,7 +820,7 @@ impl Store {
                 Arg::Text(conversation_id),
                 Arg::Text(&run),
             ],
-            &message.into_iter().collect::<Vec<_>>(),
+            &message.into_iter().chain([Then::DropDraft]).collect::<Vec<_>>(),
         )
         .await
     }
@@ -830,6 +864,78 @@ impl Store {
     }
 
     /// Fails a turn that cannot go on (a refusal that is not a hand-back, an unexpected error).
+    /// Stops the reply being written: the conversation is idle again and the draft so far joins
+    /// the transcript as a stopped reply. Guarded on the conversation still working on `run_id`
+    /// (`None`: no run attached yet), so of Stop and a question or card settling, exactly one wins.
+    pub async fn stop(&self, user_id: i64, conversation_id: &str, run_id: Option<Uuid>) -> Result<bool, StoreError> {
+        let run = run_id.map(|run| run.to_string());
+        let (update, args) = match &run {
+            Some(run) => (
+                concat!(
+                    "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
+                    clear_recorded!(),
+                    ", updated_at = $1
+                     WHERE id = $2 AND user_id = $3 AND status = 'processing' AND run_id = $4"
+                ),
+                vec![Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::Text(run)],
+            ),
+            None => (
+                concat!(
+                    "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
+                    clear_recorded!(),
+                    ", updated_at = $1
+                     WHERE id = $2 AND user_id = $3 AND status = 'processing' AND run_id IS NULL"
+                ),
+                vec![Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id)],
+            ),
+        };
+        // Jobs of the conversation are left: a job finds it idle and does nothing.
+        self.guarded(conversation_id, update, &args, &[Then::StoppedReply, Then::DropDraft]).await
+    }
+
+    /// The worker knew more of a stopped reply than the draft that was recorded (its pieces reach
+    /// the database a few times a second): the stopped line gets the whole text, if it is still
+    /// the conversation's last line.
+    pub async fn complete_stopped_reply(&self, conversation_id: &str, content: &str) -> Result<bool, StoreError> {
+        self.update_one(
+            "UPDATE messages SET content = $1
+             WHERE id = (SELECT id FROM messages WHERE conversation_id = $2 ORDER BY id DESC LIMIT 1)
+               AND notice = 'stopped' AND length(content) < length($1)",
+            &[Arg::Text(content), Arg::Text(conversation_id)],
+        )
+        .await
+    }
+
+    /// Writes the reply's text so far, only while the conversation is working on it (a late
+    /// write after a stop or a settle must not bring a draft back).
+    pub async fn save_draft(&self, conversation_id: &str, draft_key: &str, content: &str) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO drafts (conversation_id, draft_key, content, updated_at)
+             SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND status = 'processing')
+             ON CONFLICT (conversation_id) DO UPDATE
+             SET draft_key = excluded.draft_key, content = excluded.content, updated_at = excluded.updated_at",
+        )
+        .bind(conversation_id)
+        .bind(draft_key)
+        .bind(content)
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|_| ()))?;
+        Ok(())
+    }
+
+    /// The reply's text so far and the key of its draft.
+    pub async fn draft(&self, conversation_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        let row: Option<(String, String)> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT draft_key, content FROM drafts WHERE conversation_id = $1",
+        )
+        .bind(conversation_id)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(row)
+    }
+
     pub async fn fail_conversation(&self, conversation_id: &str, code: ErrorCode) -> Result<bool, StoreError> {
         self.update_one(
             concat!(

@@ -10,7 +10,8 @@ use runtime::{
 };
 use uuid::Uuid;
 
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Recorded, Reply};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, Recorded, Reply};
+use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -37,6 +38,7 @@ pub struct Turns {
     pub runtime: Arc<Runtime>,
     pub skills: Arc<SkillCatalogue>,
     pub events: ConversationEvents,
+    pub drafts: Drafts,
 }
 
 fn owner(conversation: &Conversation) -> Actor {
@@ -110,6 +112,7 @@ impl Turns {
             return Ok(());
         };
         let run = run_id;
+        self.drafts.follow(run_id, &conversation.id);
         match view.status {
             RunStatus::Queued => {
                 if let Some(result) = self.runtime.run_queued(run_id).await? {
@@ -119,7 +122,9 @@ impl Turns {
             // Another segment carries it; if that one died, the reaper queues the run again.
             RunStatus::Running => {}
             RunStatus::WaitingForInput | RunStatus::WaitingForApproval => match view.pause {
-                Some(PauseView::Input(pause)) => self.settle_question(&conversation.id, run, &pause, None).await?,
+                Some(PauseView::Input(pause)) => {
+                    self.settle_question(&conversation.id, run, &pause, None).await?;
+                }
                 Some(PauseView::Approval(_)) => {
                     self.store.settle(&conversation.id, run, Settle::AwaitingApproval, None).await?;
                 }
@@ -148,6 +153,7 @@ impl Turns {
         if !self.still_waits(conversation, run_id, RunStatus::WaitingForInput).await? {
             return Ok(());
         }
+        self.drafts.follow(run_id, &conversation.id);
         let (delivered, notice) = match reply {
             Reply::Withdrawn(reason) => {
                 (self.runtime.withdraw_question(run_id, reason).await, Some(ErrorCode::QuestionWithdrawn))
@@ -175,6 +181,7 @@ impl Turns {
         if !self.still_waits(conversation, run_id, RunStatus::WaitingForApproval).await? {
             return Ok(());
         }
+        self.drafts.follow(run_id, &conversation.id);
         match self.runtime.approve(&owner(conversation), run_id, decision).await {
             Ok(result) => self.apply(&conversation.id, result).await,
             Err(refusal) => self.refused(conversation, handback::approval_code(&refusal), &refusal).await,
@@ -234,23 +241,45 @@ impl Turns {
         notice: Option<ErrorCode>,
     ) -> Result<(), TurnError> {
         let run = result.run_id;
-        match result.outcome {
+        let said_so_far = self.drafts.finish(run);
+        let settled = match result.outcome {
             RunOutcome::Completed { answer, .. } => {
-                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }, notice).await?;
+                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }, notice).await?
             }
             RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, run, &pause, notice).await?,
             RunOutcome::AwaitingApproval { .. } => {
-                self.store.settle(conversation_id, run, Settle::AwaitingApproval, notice).await?;
+                self.store.settle(conversation_id, run, Settle::AwaitingApproval, notice).await?
             }
             RunOutcome::Failed { reason } => {
-                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Run(reason) }, None).await?;
+                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Run(reason) }, None).await?
             }
             RunOutcome::Cancelled => {
+                // Stopped by the reader: the stopped line gets everything the model had written.
+                if let Some(text) = said_so_far.filter(|text| !text.is_empty()) {
+                    self.store.complete_stopped_reply(conversation_id, &text).await?;
+                }
                 self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Cancelled }, None).await?;
+                true
             }
             // Requeued: the worker is dispatched again when the run is due. Lease lost: whoever
             // holds the run now will record it.
-            _ => {}
+            _ => true,
+        };
+        if !settled {
+            self.let_go(conversation_id, run).await?;
+        }
+        Ok(())
+    }
+
+    /// The conversation moved on (stopped, or a new turn) while its run came to a pause or an end:
+    /// a run still waiting there must not wait for an answer nobody can give.
+    async fn let_go(&self, conversation_id: &str, run: Uuid) -> Result<(), TurnError> {
+        let Some(conversation) = self.store.conversation(conversation_id).await? else { return Ok(()) };
+        if conversation.run_id == Some(run) {
+            return Ok(());
+        }
+        if self.runtime.cancel(&owner(&conversation), run).await? {
+            tracing::info!(conversation = %conversation_id, run = %run, "cancelled a run its conversation left");
         }
         Ok(())
     }
@@ -263,10 +292,9 @@ impl Turns {
         run: Uuid,
         pause: &InputPause,
         notice: Option<ErrorCode>,
-    ) -> Result<(), TurnError> {
+    ) -> Result<bool, TurnError> {
         let question = InputPauseForm::parse(&pause.schema).question().to_string();
-        self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }, notice).await?;
-        Ok(())
+        Ok(self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }, notice).await?)
     }
 
     async fn request_for(&self, conversation: &Conversation) -> Result<RunRequest, TurnError> {
@@ -282,6 +310,9 @@ impl Turns {
         }
         let mut messages = vec![ChatMessage::system(system)];
         for message in self.store.messages(&conversation.id).await? {
+            if message.notice == Some(Notice::Stopped) && message.content.trim().is_empty() {
+                continue;
+            }
             messages.push(match message.role {
                 MessageRole::User => ChatMessage::user(message.content),
                 MessageRole::Assistant => ChatMessage::assistant(message.content),

@@ -7,10 +7,12 @@ use leptos::prelude::*;
 
 use crate::api::{
     get_conversation, poll_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage,
+    StopReply,
 };
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
+use crate::live_draft::LiveDraft;
 use crate::model::{ConversationStatus, ConversationView, MessageRole};
 use crate::use_lang;
 
@@ -18,6 +20,10 @@ use crate::use_lang;
 /// (as a safety net) while the stream is open.
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
 const POLL_INTERVAL_LIVE: Duration = Duration::from_secs(3);
+/// A gap in the pieces is filled by loading the draft again once the server has saved it (it
+/// saves a few times a second).
+#[cfg(feature = "hydrate")]
+const RESYNC_AFTER: Duration = Duration::from_millis(300);
 
 /// Bumped whenever the panel's conversation may have changed, so the page around it (the list of
 /// conversations, a content page) can load again.
@@ -33,12 +39,15 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let retry = ServerAction::<Retry>::new();
     let rename = ServerAction::<RenameConversation>::new();
     let delete = ServerAction::<DeleteConversation>::new();
+    let stop = ServerAction::<StopReply>::new();
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
     let fast_polls = StoredValue::new(0u64);
+    // The reply being written, grown in place by the stream's pieces between loads.
+    let draft = RwSignal::new(None::<LiveDraft>);
     #[cfg(feature = "hydrate")]
-    listen(conversation_id, poll, live);
+    listen(conversation_id, poll, live, draft);
 
     let conversation = Resource::new(
         move || {
@@ -49,6 +58,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 decide.version().get(),
                 retry.version().get(),
                 rename.version().get(),
+                stop.version().get(),
                 poll.get(),
             )
         },
@@ -72,6 +82,12 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             .and_then(|result| result.ok())
             .flatten()
             .filter(|view| view.status == ConversationStatus::Processing);
+        match working.as_ref().and_then(|view| view.draft.clone()) {
+            Some(loaded) => draft.update(|live| LiveDraft::merge_loaded(live, loaded)),
+            // A new turn without text yet keeps pieces that may have come before this load.
+            None if working.is_some() => {}
+            None => draft.set(None),
+        }
         if let Some(view) = working {
             poll_until_changed(FastPoll {
                 id: view.id,
@@ -92,6 +108,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             retry.value().get().and_then(Result::err),
             rename.value().get().and_then(Result::err),
             delete.value().get().and_then(Result::err),
+            stop.value().get().and_then(Result::err),
         ];
         errors
             .into_iter()
@@ -106,7 +123,8 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 {move || Suspend::new(async move {
                     match conversation.await {
                         Ok(Some(view)) => {
-                            view! { <Conversation conversation=view answer decide retry rename delete/> }.into_any()
+                            view! { <Conversation conversation=view answer decide retry rename delete stop draft/> }
+                                .into_any()
                         }
                         Ok(None) => view! { <EmptyState/> }.into_any(),
                         Err(error) => {
@@ -129,10 +147,14 @@ fn Conversation(
     retry: ServerAction<Retry>,
     rename: ServerAction<RenameConversation>,
     delete: ServerAction<DeleteConversation>,
+    stop: ServerAction<StopReply>,
+    draft: RwSignal<Option<LiveDraft>>,
 ) -> impl IntoView {
     let lang = use_lang();
     let id = conversation.id.clone();
     let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
+    let stop_id = id.clone();
+    let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
     let working = conversation.status == ConversationStatus::Processing;
     let failed = conversation.status == ConversationStatus::Failed;
     view! {
@@ -168,16 +190,50 @@ fn Conversation(
                         Some(html) => view! { <div class="body markdown" inner_html=html></div> }.into_any(),
                         None => view! { <div class="body">{message.content}</div> }.into_any(),
                     };
+                    let class = if message.stopped { format!("{class} stopped") } else { class.to_string() };
                     view! {
                         <li class=class data-message-id=message.id>
                             <span class="who">{who}</span>
                             {body}
+                            {message
+                                .stopped
+                                .then(|| view! { <span class="stopped-mark">{lang.t(Text::Stopped)}</span> })}
                         </li>
                     }
                 })
                 .collect_view()}
+            // Plain text while it grows; the recorded reply is rendered as markdown.
+            // The draft this load brought shows until the live one has grown (and without WASM).
+            {move || {
+                draft
+                    .with(|live| live.as_ref().map(|live| live.text.clone()))
+                    .filter(|text| !text.is_empty())
+                    .or_else(|| loaded_draft.clone())
+                    .filter(|text| working && !text.is_empty())
+                    .map(|text| {
+                        view! {
+                            <li class="message assistant streaming">
+                                <span class="who">{lang.t(Text::Assistant)}</span>
+                                <div class="body streaming-text">{text}</div>
+                            </li>
+                        }
+                    })
+            }}
         </ol>
-        {working.then(|| view! { <p class="working" role="status">{lang.t(Text::Working)}</p> })}
+        {working
+            .then(|| {
+                view! {
+                    <div class="working-row">
+                        <p class="working" role="status">{lang.t(Text::Working)}</p>
+                        <ActionForm action=stop attr:class="stop">
+                            <input type="hidden" name="conversation_id" value=stop_id/>
+                            <button type="submit" title=lang.t(Text::StopHint) disabled=move || stop.pending().get()>
+                                {lang.t(Text::Stop)}
+                            </button>
+                        </ActionForm>
+                    </div>
+                }
+            })}
         {conversation.error.map(|error| view! { <p class="error notice" role="alert">{error}</p> })}
         {conversation.question.map(|question| view! { <ReplyOptions conversation_id=question_id question answer/> })}
         {conversation.card.map(|card| view! { <ApprovalCard conversation_id=card_id card decide/> })}
@@ -267,9 +323,16 @@ fn poll_until_changed(state: FastPoll) {
     );
 }
 
-/// Opens the conversation's event stream in the browser; every "changed" loads it again.
+/// Opens the conversation's event stream in the browser; every "changed" loads it again, and
+/// every "piece" grows the reply being written. A piece whose text in front is missing (the page
+/// loaded a draft the database had not caught up on) loads the conversation once more, shortly.
 #[cfg(feature = "hydrate")]
-fn listen(conversation_id: Signal<Option<String>>, poll: RwSignal<u64>, live: RwSignal<bool>) {
+fn listen(
+    conversation_id: Signal<Option<String>>,
+    poll: RwSignal<u64>,
+    live: RwSignal<bool>,
+    draft: RwSignal<Option<LiveDraft>>,
+) {
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
 
@@ -285,13 +348,32 @@ fn listen(conversation_id: Signal<Option<String>>, poll: RwSignal<u64>, live: Rw
         let Some(id) = conversation_id.get() else { return };
         let Ok(source) = web_sys::EventSource::new(&format!("/events/conversations/{id}")) else { return };
         let on_changed = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |_| poll.update(|tick| *tick += 1));
+        let resync = StoredValue::new(false);
+        let on_piece = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            let Some(data) = event.data().as_string() else { return };
+            let Ok(piece) = serde_json::from_str::<crate::live_draft::Piece>(&data) else { return };
+            let mut applied = crate::live_draft::Applied::Ignored;
+            draft.update(|current| applied = LiveDraft::apply(current, piece));
+            if applied == crate::live_draft::Applied::Gap && !resync.get_value() {
+                resync.set_value(true);
+                set_timeout(
+                    move || {
+                        resync.set_value(false);
+                        poll.update(|tick| *tick += 1);
+                    },
+                    RESYNC_AFTER,
+                );
+            }
+        });
         let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.set(true));
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.set(false));
         let _ = source.add_event_listener_with_callback("changed", on_changed.as_ref().unchecked_ref());
+        let _ = source.add_event_listener_with_callback("piece", on_piece.as_ref().unchecked_ref());
         source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         // The callbacks live as long as the page; one set per opened conversation.
         on_changed.forget();
+        on_piece.forget();
         on_open.forget();
         on_error.forget();
         current.set_value(Some(source));

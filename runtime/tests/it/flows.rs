@@ -334,8 +334,9 @@ async fn a_retryable_provider_failure_requeues_and_a_fatal_one_fails() {
     assert_eq!(answer(&second), "Back again.");
     assert_eq!(status_of(&h.runtime, run_id).await.requeue_count, 1);
 
+    // A 401 is the server refusing the request (a wrong key): told as such, not as "unreachable".
     let failed = h.runtime.run(request()).await.unwrap();
-    assert_eq!(failed.outcome, RunOutcome::Failed { reason: FailureReason::ProviderFailed });
+    assert_eq!(failed.outcome, RunOutcome::Failed { reason: FailureReason::ModelRejected });
     assert_eq!(status_of(&h.runtime, failed.run_id).await.status, RunStatus::Failed);
 }
 

@@ -7,4 +7,5 @@ mod races;
 mod reaper;
 mod refusals;
 mod restart;
+mod streams;
 mod support;

@@ -14,4 +14,5 @@ mod scale;
 mod scripted;
 mod security;
 mod startup;
+mod streaming;
 mod tour;
