@@ -145,6 +145,14 @@ pub async fn retry(conversation_id: String) -> Result<(), AppError> {
     chat()?.retry(&user, &conversation_id).await.map_err(fail)
 }
 
+/// Edits one of the reader's messages and runs the conversation again from it.
+#[server(endpoint = "edit_message")]
+pub async fn edit_message(conversation_id: String, message_id: i64, content: String) -> Result<(), AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.edit_message(&user, &conversation_id, message_id, &content).await.map_err(fail)
+}
+
 /// Stops the reply the assistant is writing.
 #[server(endpoint = "stop")]
 pub async fn stop_reply(conversation_id: String) -> Result<(), AppError> {

@@ -66,6 +66,9 @@ pub trait ChatBackend: Send + Sync + 'static {
         lang: Lang,
     ) -> Result<(), AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
+    /// Replaces the transcript from one of the reader's messages on with its edited text, and
+    /// runs the conversation again from there.
+    async fn edit_message(&self, user: &CurrentUser, id: &str, message_id: i64, content: &str) -> Result<(), AppError>;
     /// Stops the reply being written; what it said so far stays, marked as stopped.
     async fn stop(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError>;

@@ -124,6 +124,11 @@ catalogue! {
     ErrorModelBrokeOff => "The model's reply broke off. Use Retry to ask again.", "Die Antwort des Modells ist abgebrochen. Mit „Erneut versuchen“ fragst du noch einmal.";
     ErrorModelRejected => "The model's server refused the request. Check the model settings, then use Retry.", "Der Server des Modells hat die Anfrage abgelehnt. Prüfe die Modelleinstellungen und wähle dann „Erneut versuchen“.";
     Stop => "Stop", "Stopp";
+    Edit => "Edit", "Bearbeiten";
+    EditSubmit => "Send edited message", "Geänderte Nachricht senden";
+    EditHint => "Everything after this message is replaced by a new reply.", "Alles nach dieser Nachricht wird durch eine neue Antwort ersetzt.";
+    EditKeepsChanges => "Changes you approved after this message were applied and stay applied: editing does not undo them.", "Änderungen, die du nach dieser Nachricht freigegeben hast, wurden übernommen und bleiben bestehen: Bearbeiten macht sie nicht rückgängig.";
+    ErrorNotEditable => "This message cannot be edited.", "Diese Nachricht lässt sich nicht bearbeiten.";
     StopHint => "Stop the reply", "Antwort anhalten";
     Stopped => "Stopped", "Angehalten";
     ErrorNothingToStop => "The assistant is not writing a reply here any more.", "Der Assistent schreibt hier gerade keine Antwort mehr.";

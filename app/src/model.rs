@@ -61,6 +61,12 @@ pub struct MessageView {
     /// A reply the reader stopped while it was written: its text as far as it got.
     #[serde(default)]
     pub stopped: bool,
+    /// The reader may edit this message and run the conversation again from it.
+    #[serde(default)]
+    pub editable: bool,
+    /// A card was decided after this message: what it applied stays if the message is edited.
+    #[serde(default)]
+    pub decided_after: bool,
 }
 
 /// The reply the model is writing, as far as it got. `key` names the streamed turn: the live

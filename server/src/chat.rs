@@ -71,6 +71,13 @@ fn title_from(content: &str) -> String {
     title
 }
 
+/// What starts the new turn once a waiting run is out of the way.
+#[derive(Clone, Copy)]
+enum NewTurn<'a> {
+    Message(&'a str),
+    Edit { message_id: i64, content: &'a str },
+}
+
 /// The status as the page shows it.
 fn status_view(status: ConversationStatus) -> app::model::ConversationStatus {
     match status {
@@ -202,6 +209,11 @@ impl ChatService {
             messages: messages
                 .into_iter()
                 .map(|message| MessageView {
+                    editable: message.role == MessageRole::User
+                        && message.notice.is_none()
+                        && status != ConversationStatus::Processing,
+                    // A card was approved after this line: an edit here does not undo what it applied.
+                    decided_after: row.approved_through.is_some_and(|through| message.id <= through),
                     id: message.id,
                     role: match message.role {
                         MessageRole::User => app::model::MessageRole::User,
@@ -251,7 +263,12 @@ impl ChatService {
     /// A message while a process run waits: claim the conversation first, then cancel the run only
     /// if it still waits. If the run is being carried on (or a decision on it won), the claim is
     /// given back and the message is refused as busy.
-    async fn message_in_process_run(&self, row: &Conversation, run_id: Uuid, content: &str) -> Result<(), AppError> {
+    async fn message_in_process_run(
+        &self,
+        row: &Conversation,
+        run_id: Uuid,
+        turn: NewTurn<'_>,
+    ) -> Result<(), AppError> {
         if !self.store.claim_waiting(row.user_id, &row.id, row.status).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
@@ -269,7 +286,15 @@ impl ChatService {
             self.store.release_claim(&row.id, row.status).await.map_err(internal)?;
             return Err(AppError::Busy);
         }
-        if !self.store.start_claimed_turn(&row.id, content, &title_from(content), UNTITLED).await.map_err(internal)? {
+        let started = match turn {
+            NewTurn::Message(content) => {
+                self.store.start_claimed_turn(&row.id, content, &title_from(content), UNTITLED).await
+            }
+            NewTurn::Edit { message_id, content } => {
+                self.store.restart_claimed_from(&row.id, message_id, content).await
+            }
+        };
+        if !started.map_err(internal)? {
             return Err(AppError::Busy);
         }
         self.wake(&row.id);
@@ -340,13 +365,13 @@ impl ChatBackend for ChatService {
                 // one's own ends the run, and the tool hears that its question was cancelled.
                 if self.skills.is_process_run(&row) || holds_a_tool {
                     if let Some(run_id) = row.run_id {
-                        return self.message_in_process_run(&row, run_id, content).await;
+                        return self.message_in_process_run(&row, run_id, NewTurn::Message(content)).await;
                     }
                 }
             }
             ConversationStatus::AwaitingApproval if self.skills.is_process_run(&row) => {
                 if let Some(run_id) = row.run_id {
-                    return self.message_in_process_run(&row, run_id, content).await;
+                    return self.message_in_process_run(&row, run_id, NewTurn::Message(content)).await;
                 }
             }
             // An ordinary chat keeps its waiting run: the new turn only forgets it.
@@ -458,6 +483,40 @@ impl ChatBackend for ChatService {
             _ => return Err(AppError::NotResumable),
         }
         if !self.store.claim_retry(user.id, id).await.map_err(internal)? {
+            return Err(AppError::Busy);
+        }
+        self.wake(id);
+        Ok(())
+    }
+
+    async fn edit_message(&self, user: &CurrentUser, id: &str, message_id: i64, content: &str) -> Result<(), AppError> {
+        let content = Self::validate_message(content)?;
+        let row = self.owned(user, id).await?;
+        if row.status == ConversationStatus::Processing {
+            return Err(if row.recorded.is_some() { AppError::DecisionInFlight } else { AppError::Busy });
+        }
+        let messages = self.store.messages(id).await.map_err(internal)?;
+        let editable = messages
+            .iter()
+            .any(|message| message.id == message_id && message.role == MessageRole::User && message.notice.is_none());
+        if !editable {
+            return Err(AppError::Invalid(Text::ErrorNotEditable));
+        }
+        // As with a new message: a waiting process run, or a tool holding its question open, is
+        // cancelled first (the tool hears its question was cancelled); an ordinary chat's waiting
+        // run is only forgotten.
+        let cancel_first = match row.status {
+            ConversationStatus::AwaitingInput => {
+                self.skills.is_process_run(&row)
+                    || matches!(self.pause_of(&row).await?, Some(PauseView::Input(pause)) if pause.asked_while_running)
+            }
+            ConversationStatus::AwaitingApproval => self.skills.is_process_run(&row),
+            _ => false,
+        };
+        if let (true, Some(run_id)) = (cancel_first, row.run_id) {
+            return self.message_in_process_run(&row, run_id, NewTurn::Edit { message_id, content }).await;
+        }
+        if !self.store.restart_from(user.id, id, row.status, message_id, content).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
         self.wake(id);

@@ -233,6 +233,9 @@ pub struct Conversation {
     /// The content page it is about.
     pub page_id: Option<i64>,
     pub updated_at: i64,
+    /// The last transcript line at the time a card was last approved: an edit at or before it
+    /// replaces a part in which changes were applied (and stay).
+    pub approved_through: Option<i64>,
 }
 
 /// Who wrote a transcript line.

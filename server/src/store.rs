@@ -89,6 +89,7 @@ struct ConversationRow {
     skill: Option<String>,
     page_id: Option<i64>,
     updated_at: i64,
+    approved_through: Option<i64>,
 }
 
 fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
@@ -143,6 +144,7 @@ impl TryFrom<ConversationRow> for Conversation {
             skill: row.skill,
             page_id: row.page_id,
             updated_at: row.updated_at,
+            approved_through: row.approved_through,
         })
     }
 }
@@ -179,7 +181,7 @@ macro_rules! select_conversations {
     ($tail:literal) => {
         concat!(
             "SELECT id, user_id, title, status, error_code, run_id, approval_decision, approval_turn_digest,
-                    pending_input, approval_deny_reason, skill, page_id, updated_at
+                    pending_input, approval_deny_reason, skill, page_id, updated_at, approved_through
              FROM conversations ",
             $tail
         )
@@ -231,6 +233,8 @@ enum Then<'a> {
     DropUndelivered,
     /// Records the streamed draft (empty if none) as a stopped reply.
     StoppedReply,
+    /// Takes the transcript out from this message on (an edit replaces it and what followed).
+    TruncateFrom(i64),
     /// The reply's draft is no longer current.
     DropDraft,
 }
@@ -286,6 +290,14 @@ fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: 
                 sql.push_str(&format!(
                     ", w{index} AS (DELETE FROM drafts WHERE conversation_id IN (SELECT id FROM claimed))"
                 ));
+            }
+            // Every part of the statement sees the rows as they were before it: the new message
+            // inserted beside this is not among those taken out.
+            Then::TruncateFrom(message_id) => {
+                sql.push_str(&format!(
+                    ", w{index} AS (DELETE FROM messages WHERE conversation_id IN (SELECT id FROM claimed) AND id >= ${first})"
+                ));
+                extra.push(Arg::Int(message_id));
             }
         }
     }
@@ -368,6 +380,13 @@ impl Store {
                         Then::DropDraft => {
                             sqlx::query("DELETE FROM drafts WHERE conversation_id = $1")
                                 .bind(conversation_id)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                        Then::TruncateFrom(message_id) => {
+                            sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id >= $2")
+                                .bind(conversation_id)
+                                .bind(message_id)
                                 .execute(&mut *tx)
                                 .await?;
                         }
@@ -655,6 +674,60 @@ impl Store {
         .await
     }
 
+    /// Edit and rerun: the transcript from `message_id` on is replaced by the edited message, and a
+    /// new turn starts from there. Guarded like [`Store::start_turn`] on the status the caller
+    /// read, never while a turn runs or a decision travels.
+    pub async fn restart_from(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        expected: ConversationStatus,
+        message_id: i64,
+        content: &str,
+    ) -> Result<bool, StoreError> {
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET status = 'processing', error_code = NULL, updated_at = $1, run_id = NULL, ",
+                clear_recorded!(),
+                " WHERE id = $2 AND user_id = $3 AND status = $4 AND status != 'processing'"
+            ),
+            &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::Text(expected.as_str())],
+            &Self::rerun_steps(message_id, content),
+        )
+        .await
+    }
+
+    /// [`Store::restart_from`] on a conversation this request has claimed (its waiting run was
+    /// cancelled first; see [`Store::claim_waiting`]).
+    pub async fn restart_claimed_from(
+        &self,
+        conversation_id: &str,
+        message_id: i64,
+        content: &str,
+    ) -> Result<bool, StoreError> {
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET error_code = NULL, updated_at = $1, run_id = NULL, ",
+                clear_recorded!(),
+                " WHERE id = $2 AND status = 'processing' AND approval_decision IS NULL"
+            ),
+            &[Arg::Int(now()), Arg::Text(conversation_id)],
+            &Self::rerun_steps(message_id, content),
+        )
+        .await
+    }
+
+    fn rerun_steps(message_id: i64, content: &str) -> [Then<'_>; 4] {
+        [
+            Then::TruncateFrom(message_id),
+            Then::Message { role: MessageRole::User, content, notice: None },
+            Then::DropDraft,
+            Then::Job,
+        ]
+    }
+
     /// Records a reply to the question the conversation waits on, appends its line (if it has one)
     /// to the transcript and queues the delivery, guarded on the conversation still waiting for
     /// input.
@@ -739,7 +812,10 @@ impl Store {
             conversation_id,
             "UPDATE conversations
              SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
-                 approval_deny_reason = $3, pending_input = NULL, error_code = NULL, updated_at = $4
+                 approval_deny_reason = $3, pending_input = NULL, error_code = NULL, updated_at = $4,
+                 approved_through = CASE WHEN $7
+                     THEN (SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = $5)
+                     ELSE approved_through END
              WHERE id = $5 AND user_id = $6 AND status = 'awaiting_approval' AND run_id IS NOT NULL",
             &[
                 Arg::Text(kind.as_str()),
@@ -748,6 +824,7 @@ impl Store {
                 Arg::Int(now()),
                 Arg::Text(conversation_id),
                 Arg::Int(user_id),
+                Arg::Bool(decision.approve),
             ],
             &then,
         )

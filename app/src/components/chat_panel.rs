@@ -6,8 +6,8 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::api::{
-    get_conversation, poll_conversation, Answer, Decide, DeleteConversation, RenameConversation, Retry, SendMessage,
-    StopReply,
+    get_conversation, poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RenameConversation, Retry,
+    SendMessage, StopReply,
 };
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
@@ -40,6 +40,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let rename = ServerAction::<RenameConversation>::new();
     let delete = ServerAction::<DeleteConversation>::new();
     let stop = ServerAction::<StopReply>::new();
+    let edit = ServerAction::<EditMessage>::new();
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
@@ -59,6 +60,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 retry.version().get(),
                 rename.version().get(),
                 stop.version().get(),
+                edit.version().get(),
                 poll.get(),
             )
         },
@@ -109,6 +111,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             rename.value().get().and_then(Result::err),
             delete.value().get().and_then(Result::err),
             stop.value().get().and_then(Result::err),
+            edit.value().get().and_then(Result::err),
         ];
         errors
             .into_iter()
@@ -123,7 +126,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 {move || Suspend::new(async move {
                     match conversation.await {
                         Ok(Some(view)) => {
-                            view! { <Conversation conversation=view answer decide retry rename delete stop draft/> }
+                            view! { <Conversation conversation=view answer decide retry rename delete stop edit draft/> }
                                 .into_any()
                         }
                         Ok(None) => view! { <EmptyState/> }.into_any(),
@@ -148,12 +151,13 @@ fn Conversation(
     rename: ServerAction<RenameConversation>,
     delete: ServerAction<DeleteConversation>,
     stop: ServerAction<StopReply>,
+    edit: ServerAction<EditMessage>,
     draft: RwSignal<Option<LiveDraft>>,
 ) -> impl IntoView {
     let lang = use_lang();
     let id = conversation.id.clone();
     let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
-    let stop_id = id.clone();
+    let (stop_id, edit_id) = (id.clone(), id.clone());
     let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
     let working = conversation.status == ConversationStatus::Processing;
     let failed = conversation.status == ConversationStatus::Failed;
@@ -186,15 +190,28 @@ fn Conversation(
                         MessageRole::User => ("message user", lang.t(Text::You)),
                         MessageRole::Assistant => ("message assistant", lang.t(Text::Assistant)),
                     };
+                    let (editor, original) = (message.editable, message.content.clone());
                     let body = match message.html {
                         Some(html) => view! { <div class="body markdown" inner_html=html></div> }.into_any(),
                         None => view! { <div class="body">{message.content}</div> }.into_any(),
                     };
                     let class = if message.stopped { format!("{class} stopped") } else { class.to_string() };
+                    let editor = editor.then(|| {
+                        view! {
+                            <MessageEditor
+                                conversation_id=edit_id.clone()
+                                message_id=message.id
+                                content=original
+                                decided_after=message.decided_after
+                                edit
+                            />
+                        }
+                    });
                     view! {
                         <li class=class data-message-id=message.id>
                             <span class="who">{who}</span>
                             {body}
+                            {editor}
                             {message
                                 .stopped
                                 .then(|| view! { <span class="stopped-mark">{lang.t(Text::Stopped)}</span> })}
@@ -246,6 +263,35 @@ fn Conversation(
                     </ActionForm>
                 }
             })}
+    }
+}
+
+/// "Edit" on one of the reader's messages: the text in a box, sent again as the new turn from
+/// there. A plain form, so it works before (and without) the WASM.
+#[component]
+fn MessageEditor(
+    conversation_id: String,
+    message_id: i64,
+    content: String,
+    decided_after: bool,
+    edit: ServerAction<EditMessage>,
+) -> impl IntoView {
+    let lang = use_lang();
+    view! {
+        <details class="edit-message">
+            <summary>{lang.t(Text::Edit)}</summary>
+            <ActionForm action=edit attr:class="edit-form">
+                <input type="hidden" name="conversation_id" value=conversation_id/>
+                <input type="hidden" name="message_id" value=message_id.to_string()/>
+                <label class="visually-hidden" for=format!("edit-{message_id}")>{lang.t(Text::Edit)}</label>
+                <textarea id=format!("edit-{message_id}") name="content" rows="3" required>{content}</textarea>
+                <p class="hint">{lang.t(Text::EditHint)}</p>
+                {decided_after.then(|| view! { <p class="hint warning">{lang.t(Text::EditKeepsChanges)}</p> })}
+                <button type="submit" class="primary" disabled=move || edit.pending().get()>
+                    {lang.t(Text::EditSubmit)}
+                </button>
+            </ActionForm>
+        </details>
     }
 }
 

@@ -5,6 +5,7 @@
 mod chat;
 mod crash;
 mod decisions;
+mod edit;
 mod events;
 mod harness;
 mod mcp;

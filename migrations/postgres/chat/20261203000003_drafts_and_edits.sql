@@ -8,3 +8,7 @@ CREATE TABLE drafts (
     content         TEXT    NOT NULL,
     updated_at      BIGINT  NOT NULL
 );
+
+-- Edit and rerun: the last transcript line when a card was last approved. An edit at or before
+-- it replaces a part in which changes were applied; the page says they stay.
+ALTER TABLE conversations ADD COLUMN approved_through BIGINT;
