@@ -153,6 +153,14 @@ pub async fn edit_message(conversation_id: String, message_id: i64, content: Str
     chat()?.edit_message(&user, &conversation_id, message_id, &content).await.map_err(fail)
 }
 
+/// Takes back a file attached for the next message.
+#[server(endpoint = "remove_attachment")]
+pub async fn remove_attachment(conversation_id: String, attachment_id: i64) -> Result<(), AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.remove_attachment(&user, &conversation_id, attachment_id).await.map_err(fail)
+}
+
 /// Stops the reply the assistant is writing.
 #[server(endpoint = "stop")]
 pub async fn stop_reply(conversation_id: String) -> Result<(), AppError> {

@@ -69,6 +69,8 @@ pub trait ChatBackend: Send + Sync + 'static {
     /// Replaces the transcript from one of the reader's messages on with its edited text, and
     /// runs the conversation again from there.
     async fn edit_message(&self, user: &CurrentUser, id: &str, message_id: i64, content: &str) -> Result<(), AppError>;
+    /// Takes back a file attached for the next message.
+    async fn remove_attachment(&self, user: &CurrentUser, id: &str, attachment_id: i64) -> Result<(), AppError>;
     /// Stops the reply being written; what it said so far stays, marked as stopped.
     async fn stop(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     async fn rename_conversation(&self, user: &CurrentUser, id: &str, title: &str) -> Result<(), AppError>;

@@ -64,9 +64,24 @@ pub struct MessageView {
     /// The reader may edit this message and run the conversation again from it.
     #[serde(default)]
     pub editable: bool,
-    /// A card was decided after this message: what it applied stays if the message is edited.
+    /// A card was approved after this message: what it applied stays if the message is edited.
     #[serde(default)]
     pub decided_after: bool,
+    /// Files sent with this message.
+    #[serde(default)]
+    pub attachments: Vec<AttachmentView>,
+}
+
+/// A file attached to a message (or waiting for the next one), without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttachmentView {
+    pub id: i64,
+    pub file_name: String,
+    /// `pdf`, `docx`, `xlsx`, `text` or `markdown`.
+    pub kind: String,
+    pub size: u64,
+    /// The text given to the model was cut at the limit.
+    pub truncated: bool,
 }
 
 /// The reply the model is writing, as far as it got. `key` names the streamed turn: the live
@@ -105,6 +120,12 @@ pub struct ConversationView {
     /// While the assistant works: the reply so far.
     #[serde(default)]
     pub draft: Option<DraftView>,
+    /// Files attached for the next message.
+    #[serde(default)]
+    pub pending_attachments: Vec<AttachmentView>,
+    /// The largest file that can be attached, in MiB.
+    #[serde(default)]
+    pub attachment_limit_mib: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,8 +12,8 @@ use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{
-    ApprovalCardView, CardAnswers, CardDecision, ConversationSummary, ConversationView, DraftView, MessageView,
-    PendingCallView, PollView, QuestionView,
+    ApprovalCardView, AttachmentView, CardAnswers, CardDecision, ConversationSummary, ConversationView, DraftView,
+    MessageView, PendingCallView, PollView, QuestionView,
 };
 use content::store::ContentStore;
 use question::form::{InputAnswer, InputPauseForm, YesNo};
@@ -24,7 +24,7 @@ use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRo
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
-use crate::store::{Decision, StartTurn, Store, StoreError};
+use crate::store::{Attachment, Decision, NewAttachment, StartTurn, Store, StoreError};
 use crate::worker::WorkerHandle;
 
 pub const UNTITLED: &str = "New conversation";
@@ -45,6 +45,26 @@ pub struct ChatService {
     events: ConversationEvents,
     /// How long a recorded answer may wait without a job before `reconcile` hands it back.
     reconcile_grace: Duration,
+    /// The largest file a reader may attach, in bytes.
+    attachment_limit: usize,
+}
+
+/// Files that may wait for one message.
+pub const MAX_PENDING_ATTACHMENTS: usize = 5;
+
+/// Why an attachment was refused, as the sentence the reader gets.
+fn attachment_refusal(error: &attachments::AttachmentError) -> AppError {
+    use attachments::AttachmentError as E;
+    AppError::Invalid(match error {
+        E::TooLarge { .. } => Text::ErrorAttachmentTooLarge,
+        E::Empty => Text::ErrorAttachmentEmpty,
+        E::UnsupportedType { .. } => Text::ErrorAttachmentType,
+        E::WrongContent { .. } => Text::ErrorAttachmentWrongContent,
+        E::EncryptedPdf => Text::ErrorAttachmentEncrypted,
+        E::Damaged { .. } => Text::ErrorAttachmentDamaged,
+        E::ZipBomb { .. } => Text::ErrorAttachmentBomb,
+        E::NoText { .. } => Text::ErrorAttachmentNoText,
+    })
 }
 
 pub(crate) fn internal(error: StoreError) -> AppError {
@@ -69,6 +89,16 @@ fn title_from(content: &str) -> String {
         title.push('…');
     }
     title
+}
+
+fn attachment_view(file: &Attachment) -> AttachmentView {
+    AttachmentView {
+        id: file.id,
+        file_name: file.file_name.clone(),
+        kind: file.kind.clone(),
+        size: u64::try_from(file.size).unwrap_or_default(),
+        truncated: file.truncated,
+    }
 }
 
 /// What starts the new turn once a waiting run is out of the way.
@@ -99,7 +129,71 @@ impl ChatService {
         events: ConversationEvents,
         reconcile_grace: Duration,
     ) -> Self {
-        ChatService { store, worker, runtime, skills, content, events, reconcile_grace }
+        ChatService {
+            store,
+            worker,
+            runtime,
+            skills,
+            content,
+            events,
+            reconcile_grace,
+            attachment_limit: attachments::Limits::default().max_bytes,
+        }
+    }
+
+    pub fn with_attachment_limit(mut self, limit: usize) -> Self {
+        self.attachment_limit = limit;
+        self
+    }
+
+    pub fn attachment_limit(&self) -> usize {
+        self.attachment_limit
+    }
+
+    /// Takes a file for the reader's next message: its kind checked against its content and its
+    /// text extracted (off the async threads: a big PDF takes a while), then stored as pending.
+    /// A refused file changes nothing.
+    pub async fn attach(&self, user: &CurrentUser, id: &str, file_name: &str, bytes: Vec<u8>) -> Result<i64, AppError> {
+        let row = self.owned(user, id).await?;
+        let pending = self.store.attachments(&row.id).await.map_err(internal)?;
+        if pending.iter().filter(|attachment| attachment.message_id.is_none()).count() >= MAX_PENDING_ATTACHMENTS {
+            return Err(AppError::Invalid(Text::ErrorTooManyAttachments));
+        }
+        let limits = attachments::Limits { max_bytes: self.attachment_limit, ..attachments::Limits::default() };
+        let name = file_name.to_string();
+        let (bytes, extracted) = tokio::task::spawn_blocking(move || {
+            let extracted = attachments::extract(&name, &bytes, &limits);
+            (bytes, extracted)
+        })
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, "text extraction did not finish");
+            AppError::Internal
+        })?;
+        let extracted = extracted.map_err(|error| {
+            tracing::info!(%error, conversation = %id, "attachment refused");
+            attachment_refusal(&error)
+        })?;
+        let file = NewAttachment {
+            file_name,
+            kind: extracted.kind.as_str(),
+            content: &bytes,
+            text: &extracted.text,
+            truncated: extracted.truncated,
+        };
+        let stored = self.store.add_attachment(user.id, id, &file).await.map_err(internal)?;
+        let attachment_id = stored.ok_or(AppError::NotFound)?;
+        self.events.changed(id);
+        Ok(attachment_id)
+    }
+
+    /// The file as uploaded, for its owner.
+    pub async fn attachment_file(
+        &self,
+        user: &CurrentUser,
+        attachment_id: i64,
+    ) -> Result<(String, String, Vec<u8>), AppError> {
+        self.store.attachment_file(user.id, attachment_id).await.map_err(internal)?.ok_or(AppError::NotFound)
     }
 
     async fn owned(&self, user: &CurrentUser, id: &str) -> Result<Conversation, AppError> {
@@ -194,6 +288,11 @@ impl ChatService {
             }
             _ => (None, None),
         };
+        let files = self.store.attachments(&row.id).await.map_err(internal)?;
+        let files_of = |message_id: Option<i64>| -> Vec<AttachmentView> {
+            files.iter().filter(|file| file.message_id == message_id).map(attachment_view).collect()
+        };
+        let pending = files_of(None);
         let draft = if status == ConversationStatus::Processing {
             self.store.draft(&row.id).await.map_err(internal)?.map(|(key, text)| DraftView { key, text })
         } else {
@@ -201,6 +300,8 @@ impl ChatService {
         };
         Ok(ConversationView {
             draft,
+            pending_attachments: pending,
+            attachment_limit_mib: u32::try_from(self.attachment_limit / (1024 * 1024)).unwrap_or(u32::MAX),
             status: status_view(status),
             error: row.error.map(|code| handback::sentence(code, lang).to_string()),
             question,
@@ -214,6 +315,7 @@ impl ChatService {
                         && status != ConversationStatus::Processing,
                     // A card was approved after this line: an edit here does not undo what it applied.
                     decided_after: row.approved_through.is_some_and(|through| message.id <= through),
+                    attachments: files_of(Some(message.id)),
                     id: message.id,
                     role: match message.role {
                         MessageRole::User => app::model::MessageRole::User,
@@ -520,6 +622,14 @@ impl ChatBackend for ChatService {
             return Err(AppError::Busy);
         }
         self.wake(id);
+        Ok(())
+    }
+
+    async fn remove_attachment(&self, user: &CurrentUser, id: &str, attachment_id: i64) -> Result<(), AppError> {
+        if !self.store.remove_pending_attachment(user.id, id, attachment_id).await.map_err(internal)? {
+            return Err(AppError::NotFound);
+        }
+        self.events.changed(id);
         Ok(())
     }
 

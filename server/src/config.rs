@@ -24,9 +24,13 @@ pub struct Config {
     pub lease: Duration,
     /// The MCP servers whose tools the assistant is offered, read from `--mcp-config`.
     pub mcp: Option<mcp::McpConfig>,
+    /// The largest file a reader may attach, in bytes.
+    pub attachment_limit: usize,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+pub const DEFAULT_ATTACHMENT_LIMIT_MIB: usize = 10;
+const MIB: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {
@@ -43,6 +47,8 @@ pub enum ConfigError {
     BadDatabaseUrl(String),
     #[error("'{0}' is not a valid lease (expected a number of seconds from 1 to 3600)")]
     BadLease(String),
+    #[error("'{0}' is not a valid attachment limit (expected a number of MiB from 1 to 100)")]
+    BadAttachmentLimit(String),
     #[error("with --web off and --worker off this process would do nothing")]
     NothingToRun,
     #[error(transparent)]
@@ -84,6 +90,10 @@ struct Args {
     /// {"name": {"command", "args", "env"} or {"url", "headers"}}}) [TOURGUIDE_MCP_CONFIG]
     #[arg(long, value_name = "PATH")]
     mcp_config: Option<String>,
+    /// The largest file a message may have attached, in MiB [TOURGUIDE_ATTACHMENT_LIMIT_MB]
+    /// (default 10)
+    #[arg(long, value_name = "MIB")]
+    attachment_limit_mb: Option<String>,
 }
 
 fn switch(name: &str, value: Option<String>) -> Result<bool, ConfigError> {
@@ -151,7 +161,15 @@ impl Config {
             None => None,
             Some(path) => Some(mcp::McpConfig::load(std::path::Path::new(&path))?),
         };
+        let attachment_limit = match args.attachment_limit_mb.or_else(|| env("TOURGUIDE_ATTACHMENT_LIMIT_MB")) {
+            None => DEFAULT_ATTACHMENT_LIMIT_MIB * MIB,
+            Some(text) => match text.trim().parse::<usize>() {
+                Ok(mib @ 1..=100) => mib * MIB,
+                _ => return Err(ConfigError::BadAttachmentLimit(text)),
+            },
+        };
         Ok(Config {
+            attachment_limit,
             database,
             address,
             site_root,
@@ -187,6 +205,19 @@ mod tests {
         assert!(config.worker && config.web);
         assert_eq!(config.lease, DEFAULT_LEASE);
         assert_eq!(config.mcp, None);
+        assert_eq!(config.attachment_limit, 10 * 1024 * 1024);
+    }
+
+    #[test]
+    fn the_attachment_limit_is_read_in_mib_and_checked() {
+        assert_eq!(parse(&[("TOURGUIDE_ATTACHMENT_LIMIT_MB", "2")], &[]).unwrap().attachment_limit, 2 * 1024 * 1024);
+        assert_eq!(parse(&[], &["--attachment-limit-mb", "25"]).unwrap().attachment_limit, 25 * 1024 * 1024);
+        for bad in ["0", "101", "ten", "2.5"] {
+            assert_eq!(
+                parse(&[], &["--attachment-limit-mb", bad]).unwrap_err(),
+                ConfigError::BadAttachmentLimit(bad.to_string())
+            );
+        }
     }
 
     #[test]

@@ -34,13 +34,13 @@ pub struct InputRequest {
     pub fields: Option<Map<String, Value>>,
 }
 
-fn reader_lang(user: Option<&CurrentUser>, request_language: Option<&str>) -> Lang {
+pub(crate) fn reader_lang(user: Option<&CurrentUser>, request_language: Option<&str>) -> Lang {
     user.and_then(|user| user.language)
         .or_else(|| request_language.and_then(Lang::from_accept_language))
         .unwrap_or_default()
 }
 
-fn error_response(error: AppError, lang: Lang) -> Response {
+pub(crate) fn error_response(error: AppError, lang: Lang) -> Response {
     let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let code = serde_json::to_value(&error).ok().map(|value| match value {
         Value::String(code) => code,

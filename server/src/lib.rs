@@ -2,6 +2,7 @@
 //! serves the Leptos app. `main.rs` only parses the configuration and calls [`serve`].
 
 pub mod account;
+pub mod attachment_route;
 pub mod auth;
 pub mod chat;
 pub mod config;
@@ -35,7 +36,6 @@ use std::time::Duration;
 use runtime::{ModelProvider, Runtime, RuntimeSettings, ToolRegistry};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
-use tower_http::limit::RequestBodyLimitLayer;
 
 use content::store::ContentStore;
 use db::Db;
@@ -118,6 +118,8 @@ pub fn router(state: AppState, backends: Backends) -> Router {
     let options = state.leptos_options.clone();
     Router::new()
         .route(input_route::PATH, axum::routing::post(input_route::submit))
+        .route(attachment_route::UPLOAD_PATH, axum::routing::post(attachment_route::upload))
+        .route(attachment_route::FILE_PATH, axum::routing::get(attachment_route::download))
         .route(events::PATH, axum::routing::get(events::stream))
         .leptos_routes_with_context(
             &state,
@@ -130,8 +132,35 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .layer(axum::middleware::from_fn(form_bodies_only))
         .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))
         .layer(axum::middleware::from_fn(auth::same_origin))
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn_with_state(state.chat.attachment_limit(), body_limit))
         .with_state(state)
+}
+
+/// Bodies are small (64 KiB), except a file sent to the attachments route, which may be as large
+/// as the configured limit. Over the limit is 413 before anything reads the body; a body without
+/// a length, or longer than it said, is cut off where it passes the limit.
+async fn body_limit(
+    axum::extract::State(attachment_limit): axum::extract::State<usize>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{header, StatusCode};
+    let path = request.uri().path();
+    let upload = path.starts_with("/ai-chat/conversations/") && path.ends_with("/attachments");
+    let limit =
+        if upload { attachment_limit.saturating_add(attachment_route::UPLOAD_OVERHEAD) } else { MAX_BODY_BYTES };
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    // The upload route tells an oversize file in the reader's language itself.
+    if !upload && declared.is_some_and(|length| length > limit) {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "The request body is too large.").into_response();
+    }
+    let (parts, body) = request.into_parts();
+    let body = axum::body::Body::new(http_body_util::Limited::new(body, limit));
+    next.run(axum::extract::Request::from_parts(parts, body)).await
 }
 
 /// Server functions take their arguments as a form, the way both the WASM client and a plain HTML
@@ -376,15 +405,18 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     } else {
         tokio::spawn(async {})
     };
-    let chat = Arc::new(ChatService::new(
-        store.clone(),
-        worker_handle,
-        runtime.clone(),
-        skills,
-        content.clone(),
-        events.clone(),
-        services.reconcile_grace,
-    ));
+    let chat = Arc::new(
+        ChatService::new(
+            store.clone(),
+            worker_handle,
+            runtime.clone(),
+            skills,
+            content.clone(),
+            events.clone(),
+            services.reconcile_grace,
+        )
+        .with_attachment_limit(config.attachment_limit),
+    );
     let backends = Backends {
         auth: Arc::new(AccountService::new(store.clone(), model_label, model_is_demo)),
         chat: chat.clone(),

@@ -66,6 +66,28 @@ pub struct Job {
     pub conversation_id: String,
 }
 
+/// An attachment as the reader uploaded it, with the text extracted for the model.
+pub struct NewAttachment<'a> {
+    pub file_name: &'a str,
+    pub kind: &'a str,
+    pub content: &'a [u8],
+    pub text: &'a str,
+    pub truncated: bool,
+}
+
+/// A stored attachment, without its bytes. `message_id` is `None` while it waits for the next
+/// message.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct Attachment {
+    pub id: i64,
+    pub message_id: Option<i64>,
+    pub file_name: String,
+    pub kind: String,
+    pub size: i64,
+    pub text: String,
+    pub truncated: bool,
+}
+
 /// What happened when a message tried to start a turn.
 #[derive(Debug, PartialEq, Eq)]
 pub enum StartTurn {
@@ -233,8 +255,15 @@ enum Then<'a> {
     DropUndelivered,
     /// Records the streamed draft (empty if none) as a stopped reply.
     StoppedReply,
-    /// Takes the transcript out from this message on (an edit replaces it and what followed).
-    TruncateFrom(i64),
+    /// Takes the transcript after this message out (an edit replaces what followed it).
+    TruncateAfter(i64),
+    /// Gives a message new text (the edited one; its attachments stay with it).
+    Rewrite {
+        message_id: i64,
+        content: &'a str,
+    },
+    /// The pending attachments go with the message inserted just before this step.
+    AttachPending,
     /// The reply's draft is no longer current.
     DropDraft,
 }
@@ -252,7 +281,7 @@ fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: 
             Then::Message { role, content, notice } => {
                 sql.push_str(&format!(
                     ", w{index} AS (INSERT INTO messages (conversation_id, role, content, notice, created_at)
-                      SELECT id, ${}, ${}, ${}, ${} FROM claimed)",
+                      SELECT id, ${}, ${}, ${}, ${} FROM claimed RETURNING id)",
                     first,
                     first + 1,
                     first + 2,
@@ -291,13 +320,29 @@ fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: 
                     ", w{index} AS (DELETE FROM drafts WHERE conversation_id IN (SELECT id FROM claimed))"
                 ));
             }
-            // Every part of the statement sees the rows as they were before it: the new message
-            // inserted beside this is not among those taken out.
-            Then::TruncateFrom(message_id) => {
+            Then::TruncateAfter(message_id) => {
                 sql.push_str(&format!(
-                    ", w{index} AS (DELETE FROM messages WHERE conversation_id IN (SELECT id FROM claimed) AND id >= ${first})"
+                    ", w{index} AS (DELETE FROM messages WHERE conversation_id IN (SELECT id FROM claimed) AND id > ${first})"
                 ));
                 extra.push(Arg::Int(message_id));
+            }
+            Then::Rewrite { message_id, content } => {
+                sql.push_str(&format!(
+                    ", w{index} AS (UPDATE messages SET content = ${} WHERE id = ${} AND conversation_id IN (SELECT id FROM claimed))",
+                    first,
+                    first + 1
+                ));
+                extra.extend([Arg::Text(content), Arg::Int(message_id)]);
+            }
+            // Every part of one statement sees the rows as they were before it, so the new
+            // message's id comes from the step that inserted it.
+            Then::AttachPending => {
+                let before = index.saturating_sub(1);
+                debug_assert!(matches!(then[before], Then::Message { .. }), "AttachPending follows a Message");
+                sql.push_str(&format!(
+                    ", w{index} AS (UPDATE attachments SET message_id = (SELECT id FROM w{before})
+                      WHERE conversation_id IN (SELECT id FROM claimed) AND message_id IS NULL)"
+                ));
             }
         }
     }
@@ -383,12 +428,29 @@ impl Store {
                                 .execute(&mut *tx)
                                 .await?;
                         }
-                        Then::TruncateFrom(message_id) => {
-                            sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id >= $2")
+                        Then::TruncateAfter(message_id) => {
+                            sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id > $2")
                                 .bind(conversation_id)
                                 .bind(message_id)
                                 .execute(&mut *tx)
                                 .await?;
+                        }
+                        Then::Rewrite { message_id, content } => {
+                            sqlx::query("UPDATE messages SET content = $1 WHERE id = $2 AND conversation_id = $3")
+                                .bind(content)
+                                .bind(message_id)
+                                .bind(conversation_id)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                        Then::AttachPending => {
+                            sqlx::query(
+                                "UPDATE attachments SET message_id = (SELECT MAX(id) FROM messages WHERE conversation_id = $1)
+                                 WHERE conversation_id = $1 AND message_id IS NULL",
+                            )
+                            .bind(conversation_id)
+                            .execute(&mut *tx)
+                            .await?;
                         }
                     }
                 }
@@ -616,7 +678,7 @@ impl Store {
                     Arg::Int(user_id),
                     Arg::Text(expected.as_str()),
                 ],
-                &[Then::Message { role: MessageRole::User, content, notice: None }, Then::Job],
+                &[Then::Message { role: MessageRole::User, content, notice: None }, Then::AttachPending, Then::Job],
             )
             .await?;
         if started {
@@ -669,7 +731,7 @@ impl Store {
                  WHERE id = $4 AND status = 'processing' AND approval_decision IS NULL"
             ),
             &[Arg::Int(now()), Arg::Text(untitled), Arg::Text(title_if_untitled), Arg::Text(conversation_id)],
-            &[Then::Message { role: MessageRole::User, content, notice: None }, Then::Job],
+            &[Then::Message { role: MessageRole::User, content, notice: None }, Then::AttachPending, Then::Job],
         )
         .await
     }
@@ -720,12 +782,7 @@ impl Store {
     }
 
     fn rerun_steps(message_id: i64, content: &str) -> [Then<'_>; 4] {
-        [
-            Then::TruncateFrom(message_id),
-            Then::Message { role: MessageRole::User, content, notice: None },
-            Then::DropDraft,
-            Then::Job,
-        ]
+        [Then::TruncateAfter(message_id), Then::Rewrite { message_id, content }, Then::DropDraft, Then::Job]
     }
 
     /// Records a reply to the question the conversation waits on, appends its line (if it has one)
@@ -1008,6 +1065,83 @@ impl Store {
             "SELECT draft_key, content FROM drafts WHERE conversation_id = $1",
         )
         .bind(conversation_id)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(row)
+    }
+
+    /// Stores an attachment of the owner's conversation as pending (it goes with the next message).
+    /// `None` when the conversation is not the user's.
+    pub async fn add_attachment(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        file: &NewAttachment<'_>,
+    ) -> Result<Option<i64>, StoreError> {
+        let id: Option<i64> = on!(&self.db, pool => sqlx::query_scalar(
+            "INSERT INTO attachments (conversation_id, file_name, kind, size, content, text, truncated, created_at)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8
+             WHERE EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $9)
+             RETURNING id",
+        )
+        .bind(conversation_id)
+        .bind(file.file_name)
+        .bind(file.kind)
+        .bind(i64::try_from(file.content.len()).unwrap_or(i64::MAX))
+        .bind(file.content)
+        .bind(file.text)
+        .bind(file.truncated)
+        .bind(now())
+        .bind(user_id)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(id)
+    }
+
+    /// The conversation's attachments without their bytes, sent ones by message, pending ones last.
+    pub async fn attachments(&self, conversation_id: &str) -> Result<Vec<Attachment>, StoreError> {
+        let rows: Vec<Attachment> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, message_id, file_name, kind, size, text, truncated FROM attachments
+             WHERE conversation_id = $1 ORDER BY id",
+        )
+        .bind(conversation_id)
+        .fetch_all(pool)
+        .await)?;
+        Ok(rows)
+    }
+
+    /// Takes back an attachment not sent yet.
+    pub async fn remove_pending_attachment(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        id: i64,
+    ) -> Result<bool, StoreError> {
+        let removed = on!(&self.db, pool => sqlx::query(
+            "DELETE FROM attachments WHERE id = $1 AND conversation_id = $2 AND message_id IS NULL
+               AND EXISTS (SELECT 1 FROM conversations WHERE id = $2 AND user_id = $3)",
+        )
+        .bind(id)
+        .bind(conversation_id)
+        .bind(user_id)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(removed == 1)
+    }
+
+    /// The file as uploaded (name, kind, bytes), for its owner only.
+    pub async fn attachment_file(
+        &self,
+        user_id: i64,
+        id: i64,
+    ) -> Result<Option<(String, String, Vec<u8>)>, StoreError> {
+        let row: Option<(String, String, Vec<u8>)> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT a.file_name, a.kind, a.content FROM attachments a JOIN conversations c ON c.id = a.conversation_id
+             WHERE a.id = $1 AND c.user_id = $2",
+        )
+        .bind(id)
+        .bind(user_id)
         .fetch_optional(pool)
         .await)?;
         Ok(row)

@@ -6,14 +6,14 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::api::{
-    get_conversation, poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RenameConversation, Retry,
-    SendMessage, StopReply,
+    get_conversation, poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment,
+    RenameConversation, Retry, SendMessage, StopReply,
 };
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
 use crate::live_draft::LiveDraft;
-use crate::model::{ConversationStatus, ConversationView, MessageRole};
+use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole};
 use crate::use_lang;
 
 /// How often the panel asks again while the assistant works: often without a push stream, rarely
@@ -41,6 +41,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let delete = ServerAction::<DeleteConversation>::new();
     let stop = ServerAction::<StopReply>::new();
     let edit = ServerAction::<EditMessage>::new();
+    let remove = ServerAction::<RemoveAttachment>::new();
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
@@ -61,6 +62,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 rename.version().get(),
                 stop.version().get(),
                 edit.version().get(),
+                remove.version().get(),
                 poll.get(),
             )
         },
@@ -112,6 +114,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             delete.value().get().and_then(Result::err),
             stop.value().get().and_then(Result::err),
             edit.value().get().and_then(Result::err),
+            remove.value().get().and_then(Result::err),
         ];
         errors
             .into_iter()
@@ -126,7 +129,9 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 {move || Suspend::new(async move {
                     match conversation.await {
                         Ok(Some(view)) => {
-                            view! { <Conversation conversation=view answer decide retry rename delete stop edit draft/> }
+                            view! {
+                                <Conversation conversation=view answer decide retry rename delete stop edit remove draft/>
+                            }
                                 .into_any()
                         }
                         Ok(None) => view! { <EmptyState/> }.into_any(),
@@ -152,12 +157,14 @@ fn Conversation(
     delete: ServerAction<DeleteConversation>,
     stop: ServerAction<StopReply>,
     edit: ServerAction<EditMessage>,
+    remove: ServerAction<RemoveAttachment>,
     draft: RwSignal<Option<LiveDraft>>,
 ) -> impl IntoView {
     let lang = use_lang();
     let id = conversation.id.clone();
     let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
-    let (stop_id, edit_id) = (id.clone(), id.clone());
+    let (stop_id, edit_id, attach_id) = (id.clone(), id.clone(), id.clone());
+    let (pending, limit_mib) = (conversation.pending_attachments.clone(), conversation.attachment_limit_mib);
     let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
     let working = conversation.status == ConversationStatus::Processing;
     let failed = conversation.status == ConversationStatus::Failed;
@@ -207,10 +214,13 @@ fn Conversation(
                             />
                         }
                     });
+                    let files = (!message.attachments.is_empty())
+                        .then(|| view! { <AttachmentList files=message.attachments.clone()/> });
                     view! {
                         <li class=class data-message-id=message.id>
                             <span class="who">{who}</span>
                             {body}
+                            {files}
                             {editor}
                             {message
                                 .stopped
@@ -254,6 +264,10 @@ fn Conversation(
         {conversation.error.map(|error| view! { <p class="error notice" role="alert">{error}</p> })}
         {conversation.question.map(|question| view! { <ReplyOptions conversation_id=question_id question answer/> })}
         {conversation.card.map(|card| view! { <ApprovalCard conversation_id=card_id card decide/> })}
+        {(!working)
+            .then(|| {
+                view! { <AttachBar conversation_id=attach_id pending=pending limit_mib=limit_mib remove/> }
+            })}
         {failed
             .then(|| {
                 view! {
@@ -263,6 +277,92 @@ fn Conversation(
                     </ActionForm>
                 }
             })}
+    }
+}
+
+fn size_label(bytes: u64) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{} KiB", bytes / 1024),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+/// The files of a message, each a download of what was uploaded.
+#[component]
+fn AttachmentList(files: Vec<AttachmentView>) -> impl IntoView {
+    let lang = use_lang();
+    view! {
+        <ul class="attachments">
+            {files
+                .into_iter()
+                .map(|file| {
+                    view! {
+                        <li class="attachment">
+                            <a href=format!("/ai-chat/attachments/{}", file.id) download>{file.file_name}</a>
+                            <span class="meta">{format!(" {} · {}", file.kind.to_uppercase(), size_label(file.size))}</span>
+                            {file.truncated.then(|| view! { <span class="meta">{format!(" · {}", lang.t(Text::TextCut))}</span> })}
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+}
+
+/// Files for the next message: the ones attached so far, and a plain multipart form for another
+/// (it works without the WASM; the server sends the page back).
+#[component]
+fn AttachBar(
+    conversation_id: String,
+    pending: Vec<AttachmentView>,
+    limit_mib: u32,
+    remove: ServerAction<RemoveAttachment>,
+) -> impl IntoView {
+    let lang = use_lang();
+    let input_id = format!("attach-{conversation_id}");
+    let listed = (!pending.is_empty()).then(|| {
+        let conversation_id = conversation_id.clone();
+        view! {
+            <div class="pending-attachments">
+                <span class="hint">{lang.t(Text::AttachedForNext)}</span>
+                <ul class="attachments">
+                    {pending
+                        .into_iter()
+                        .map(|file| {
+                            let owner = conversation_id.clone();
+                            view! {
+                                <li class="attachment">
+                                    <span>{file.file_name}</span>
+                                    <span class="meta">{format!(" · {}", size_label(file.size))}</span>
+                                    <ActionForm action=remove attr:class="remove-attachment">
+                                        <input type="hidden" name="conversation_id" value=owner/>
+                                        <input type="hidden" name="attachment_id" value=file.id.to_string()/>
+                                        <button type="submit">{lang.t(Text::Remove)}</button>
+                                    </ActionForm>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
+            </div>
+        }
+    });
+    view! {
+        <div class="attach-bar">
+            {listed}
+            <form
+                class="attach-form"
+                method="post"
+                enctype="multipart/form-data"
+                action=format!("/ai-chat/conversations/{conversation_id}/attachments")
+            >
+                <label for=input_id.clone()>{lang.t(Text::Attach)}</label>
+                <input id=input_id type="file" name="file" required accept=".pdf,.docx,.xlsx,.txt,.md,.markdown"/>
+                <span class="hint">{format!("{} {limit_mib} MiB", lang.t(Text::AttachHint))}</span>
+                <button type="submit">{lang.t(Text::Attach)}</button>
+            </form>
+        </div>
     }
 }
 

@@ -57,6 +57,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         web: true,
         lease: LEASE,
         mcp: None,
+        attachment_limit: server::config::DEFAULT_ATTACHMENT_LIMIT_MIB * 1024 * 1024,
     }
 }
 
