@@ -8,6 +8,10 @@ const PORT = Number(process.env.E2E_PORT ?? 3210);
 export const BASE_URL = `http://127.0.0.1:${PORT}`;
 const SECOND_PORT = Number(process.env.E2E_SECOND_PORT ?? 3211);
 const MULTI_PROCESS = !!process.env.E2E_DATABASE;
+// A second server that talks to a local streaming model through the real OpenAI-compatible client
+// (tests/streaming.spec.ts). It runs beside the one-process SQLite run only.
+const STREAM_PORT = Number(process.env.E2E_STREAM_PORT ?? 3212);
+export const STREAM_URL = `http://127.0.0.1:${STREAM_PORT}`;
 
 const chromium = {
   ...devices["Desktop Chrome"],
@@ -36,19 +40,34 @@ export default defineConfig({
   retries: 0,
   reporter: [["list"]],
   use: { baseURL: BASE_URL, trace: "off" },
-  webServer: {
-    command: "scripts/e2e-servers",
-    cwd: "..",
-    url: `${BASE_URL}/login`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    stdout: "pipe",
-    env: {
-      E2E_PORT: String(PORT),
-      E2E_SECOND_PORT: String(SECOND_PORT),
-      ...(MULTI_PROCESS ? { E2E_DATABASE: process.env.E2E_DATABASE! } : {}),
+  webServer: [
+    {
+      command: "scripts/e2e-servers",
+      cwd: "..",
+      url: `${BASE_URL}/login`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      stdout: "pipe",
+      env: {
+        E2E_PORT: String(PORT),
+        E2E_SECOND_PORT: String(SECOND_PORT),
+        ...(MULTI_PROCESS ? { E2E_DATABASE: process.env.E2E_DATABASE! } : {}),
+      },
     },
-  },
+    ...(MULTI_PROCESS
+      ? []
+      : [
+          {
+            command: "scripts/e2e-stream-servers",
+            cwd: "..",
+            url: `${STREAM_URL}/login`,
+            reuseExistingServer: false,
+            timeout: 60_000,
+            stdout: "pipe" as const,
+            env: { E2E_STREAM_PORT: String(STREAM_PORT) },
+          },
+        ]),
+  ],
   projects: [
     { name: "hydrated", use: chromium, testIgnore: /\.nojs\.spec\.ts/ },
     { name: "no-js", use: { ...chromium, javaScriptEnabled: false }, testMatch: /\.nojs\.spec\.ts/ },

@@ -16,7 +16,7 @@ use crate::run::{
     InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
 };
 use crate::store::{NewRun, RunRecord, Settle, Store, StoreError};
-use crate::streaming::{RunTextObserver, Unobserved};
+use crate::streaming::{CancelSignals, RunTextObserver, Unobserved};
 use crate::tool::{InputReply, ToolEffect, ToolRegistry};
 use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
 use question::schema::{validate_submission, SubmissionError};
@@ -68,6 +68,9 @@ pub struct Runtime {
     settings: RuntimeSettings,
     question_check: QuestionCheck,
     text: Arc<dyn RunTextObserver>,
+    /// Segments of this process waiting on the model, woken at once by a cancel made in this
+    /// process (another process's cancel is seen by the segment's watch of the run's status).
+    cancels: CancelSignals,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -114,7 +117,15 @@ impl Runtime {
     /// The database behind `db` must hold the runtime's tables ([`crate::migrations`]).
     pub fn new(db: Db, tools: Arc<ToolRegistry>, provider: Arc<dyn ModelProvider>, settings: RuntimeSettings) -> Self {
         let question_check: QuestionCheck = Arc::new(|_: &serde_json::Value| Ok(()));
-        Runtime { store: Store::new(db), tools, provider, settings, question_check, text: Arc::new(Unobserved) }
+        Runtime {
+            store: Store::new(db),
+            tools,
+            provider,
+            settings,
+            question_check,
+            text: Arc::new(Unobserved),
+            cancels: CancelSignals::default(),
+        }
     }
 
     /// A question a tool asks while it runs that this check refuses is declined at once, and the
@@ -301,6 +312,7 @@ impl Runtime {
         }
         let cancelled = self.store.cancel(run_id).await?;
         if cancelled {
+            self.cancels.signal(run_id);
             self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "cancelled", "by": actor.user_id }))
                 .await;
             self.abandon_question(&record).await;
@@ -641,6 +653,7 @@ impl Runtime {
             transcript,
             question_check: self.question_check.as_ref(),
             text: self.text.as_ref(),
+            cancels: &self.cancels,
         }
     }
 

@@ -2,14 +2,17 @@
 //! grow in place). The runtime persists nothing of it: a finished turn is recorded whole, as
 //! before; the observer only sees the pieces on the way.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::provider::TextSink;
 
-/// How often a segment waiting on the model looks whether its run was cancelled (Stop), so a
-/// long reply stops within this time instead of when the model finishes.
+/// How often a segment waiting on the model looks whether its run was cancelled (Stop) by another
+/// process, so a long reply stops within this time instead of when the model finishes.
 pub(crate) const CANCEL_WATCH: Duration = Duration::from_millis(200);
 
 /// Called on the worker's task for every piece: implementations must not block.
@@ -37,5 +40,41 @@ pub(crate) struct TurnSink<'a> {
 impl TextSink for TurnSink<'_> {
     fn text(&self, delta: &str) {
         self.observer.text(self.run_id, delta);
+    }
+}
+
+/// One wake-up per run a segment of this process is streaming, for cancels made in this process.
+#[derive(Default)]
+pub(crate) struct CancelSignals {
+    runs: Mutex<HashMap<Uuid, Arc<Notify>>>,
+}
+
+impl CancelSignals {
+    /// The signal `run_id`'s segment waits on while the model writes; dropped with the guard.
+    pub(crate) fn watch(&self, run_id: Uuid) -> CancelWatch<'_> {
+        let notify = self.lock().entry(run_id).or_default().clone();
+        CancelWatch { signals: self, run_id, notify }
+    }
+
+    pub(crate) fn signal(&self, run_id: Uuid) {
+        if let Some(notify) = self.lock().get(&run_id) {
+            notify.notify_one();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Uuid, Arc<Notify>>> {
+        self.runs.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+pub(crate) struct CancelWatch<'a> {
+    signals: &'a CancelSignals,
+    run_id: Uuid,
+    pub notify: Arc<Notify>,
+}
+
+impl Drop for CancelWatch<'_> {
+    fn drop(&mut self) {
+        self.signals.lock().remove(&self.run_id);
     }
 }

@@ -17,7 +17,7 @@ use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderErro
 use crate::results::{denial_text, rejected_text, Decider};
 use crate::run::{Actor, DenialReason, EventKind, RunStatus};
 use crate::store::{Store, StoreError};
-use crate::streaming::{RunTextObserver, TurnSink, CANCEL_WATCH};
+use crate::streaming::{CancelSignals, RunTextObserver, TurnSink, CANCEL_WATCH};
 use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use db::now;
 use question::schema::{check_schema, overlay};
@@ -123,6 +123,7 @@ pub(crate) struct Segment<'a> {
     pub question_check: &'a (dyn Fn(&Value) -> Result<(), String> + Send + Sync),
     /// Sees each model turn's text while it arrives.
     pub text: &'a dyn RunTextObserver,
+    pub cancels: &'a CancelSignals,
 }
 
 /// How far one call got.
@@ -218,10 +219,15 @@ impl Segment<'_> {
         Ok(completion)
     }
 
-    /// Resolves once the run is no longer this segment's to carry on (cancelled, or taken over).
+    /// Resolves once the run is no longer this segment's to carry on (cancelled, or taken over):
+    /// at once for a cancel made in this process, within [`CANCEL_WATCH`] for one from another.
     async fn cancelled(&self) -> Stop {
+        let watch = self.cancels.watch(self.run_id);
         loop {
-            tokio::time::sleep(CANCEL_WATCH).await;
+            tokio::select! {
+                () = tokio::time::sleep(CANCEL_WATCH) => {}
+                () = watch.notify.notified() => {}
+            }
             match self.store.status(self.run_id).await {
                 Ok(Some(RunStatus::Running)) => continue,
                 Ok(Some(RunStatus::Cancelled)) => return Stop::Cancelled,

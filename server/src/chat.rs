@@ -21,6 +21,7 @@ use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::continue_intent::is_continue_intent;
 use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, PendingDecision, Reply};
+use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
@@ -47,6 +48,8 @@ pub struct ChatService {
     reconcile_grace: Duration,
     /// The largest file a reader may attach, in bytes.
     attachment_limit: usize,
+    /// The replies this process's worker is streaming, for a Stop to record what was seen.
+    drafts: Option<Drafts>,
 }
 
 /// Files that may wait for one message.
@@ -138,7 +141,13 @@ impl ChatService {
             events,
             reconcile_grace,
             attachment_limit: attachments::Limits::default().max_bytes,
+            drafts: None,
         }
+    }
+
+    pub fn with_drafts(mut self, drafts: Drafts) -> Self {
+        self.drafts = Some(drafts);
+        self
     }
 
     pub fn with_attachment_limit(mut self, limit: usize) -> Self {
@@ -641,6 +650,9 @@ impl ChatBackend for ChatService {
             if row.status != ConversationStatus::Processing {
                 // The reply was recorded, or a question or card came first: that one won.
                 return Err(AppError::NothingToStop);
+            }
+            if let (Some(drafts), Some(run_id)) = (&self.drafts, row.run_id) {
+                drafts.save_now(run_id).await;
             }
             if !self.store.stop(user.id, id, row.run_id).await.map_err(internal)? {
                 continue;

@@ -28,6 +28,7 @@ struct Inner {
     state: Mutex<State>,
     events: ConversationEvents,
     dirty: Notify,
+    store: Store,
 }
 
 #[derive(Default)]
@@ -49,7 +50,8 @@ struct Draft {
 impl Drafts {
     /// Starts the writer; must be called inside the Tokio runtime.
     pub fn new(store: Store, events: ConversationEvents) -> Self {
-        let inner = Arc::new(Inner { state: Mutex::new(State::default()), events, dirty: Notify::new() });
+        let inner =
+            Arc::new(Inner { state: Mutex::new(State::default()), events, dirty: Notify::new(), store: store.clone() });
         tokio::spawn(writer(inner.clone(), store));
         Drafts { inner }
     }
@@ -57,6 +59,19 @@ impl Drafts {
     /// The worker is about to carry `run_id` for `conversation_id`.
     pub fn follow(&self, run_id: Uuid, conversation_id: &str) {
         self.inner.lock().routes.insert(run_id, conversation_id.to_string());
+    }
+
+    /// Writes what `run_id` has said so far now, if this process carries it: a Stop records the text
+    /// the reader saw, not the last periodic save.
+    pub async fn save_now(&self, run_id: Uuid) {
+        let current = {
+            let state = self.inner.lock();
+            state.drafts.get(&run_id).map(|draft| (draft.conversation.clone(), draft.key.clone(), draft.text.clone()))
+        };
+        let Some((conversation, key, text)) = current else { return };
+        if let Err(error) = self.inner.store.save_draft(&conversation, &key, &text).await {
+            tracing::warn!(%error, "a reply's text so far could not be saved before a stop");
+        }
     }
 
     /// The worker is done with `run_id` for now: the text its last turn got to, if any.

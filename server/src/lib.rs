@@ -397,7 +397,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         runtime: runtime.clone(),
         skills: skills.clone(),
         events: events.clone(),
-        drafts,
+        drafts: drafts.clone(),
     };
     let worker = if config.worker {
         events.wake_on_changes(worker_handle.clone());
@@ -415,7 +415,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
             events.clone(),
             services.reconcile_grace,
         )
-        .with_attachment_limit(config.attachment_limit),
+        .with_attachment_limit(config.attachment_limit)
+        .with_drafts(drafts.clone()),
     );
     let backends = Backends {
         auth: Arc::new(AccountService::new(store.clone(), model_label, model_is_demo)),
