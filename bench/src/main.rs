@@ -68,6 +68,8 @@ async fn main() {
     scenarios::memory_and_event_streams(&mut report, &server, &client).await;
     eprintln!("answer → continuation latency");
     scenarios::answer_to_continuation(&mut report, &client, &model).await;
+    eprintln!("streamed replies");
+    scenarios::streaming(&mut report, &server, &client, &model).await;
     eprintln!("answer throughput");
     let answers = scenarios::answer_throughput(&mut report, &client).await;
     eprintln!("poll throughput");

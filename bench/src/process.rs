@@ -85,6 +85,17 @@ impl ServerProcess {
             .expect("VmRSS in /proc/PID/status")
     }
 
+    /// CPU time the server process has used so far (user + system), from `/proc/PID/stat`.
+    pub fn cpu_time(&self) -> Duration {
+        let pid = self.child.id().expect("running");
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        // Fields after the command name (which may hold spaces) start at ") ".
+        let fields: Vec<&str> = stat.rsplit_once(") ").expect("a stat line").1.split(' ').collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        // USER_HZ is 100 on Linux.
+        Duration::from_millis(ticks * 10)
+    }
+
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;
     }

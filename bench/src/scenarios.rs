@@ -261,6 +261,77 @@ pub async fn answer_to_continuation(report: &mut Report, client: &Client, model:
     );
 }
 
+const FIRST_TOKEN_ROUNDS: usize = 40;
+const COST_TOKENS: usize = 4_000;
+
+/// The time from the model writing a reply's first token to that token arriving on the page's
+/// event stream, and the server's CPU time per streamed token.
+pub async fn streaming(report: &mut Report, server: &ServerProcess, client: &Client, model: &Model) {
+    let mut latencies = Vec::with_capacity(FIRST_TOKEN_ROUNDS);
+    for round in 0..FIRST_TOKEN_ROUNDS {
+        let tag = format!("first-{round}");
+        let id = client.create_conversation().await;
+        let mut events = client.http.get(format!("{}/events/conversations/{id}", client.base)).send().await.unwrap();
+        let mut seen = String::new();
+        read_until(&mut events, &mut seen, "event: ready").await;
+        let written = model.first_token_of(&tag);
+        // A pause before each token, so the first is alone on the wire when it is timed.
+        client.send(&id, &format!("stream {tag} 5 20")).await;
+        read_until(&mut events, &mut seen, "event: piece").await;
+        let arrived = Instant::now();
+        let written = tokio::time::timeout(Duration::from_secs(10), written).await.expect("the model streams").unwrap();
+        latencies.push(arrived.saturating_duration_since(written));
+        client.settled(&id).await;
+    }
+    let first = Sample::new(latencies);
+
+    let id = client.create_conversation().await;
+    let before = server.cpu_time();
+    let started = Instant::now();
+    client.send(&id, &format!("stream cost {COST_TOKENS} 0")).await;
+    let view = client.settled(&id).await;
+    let elapsed = started.elapsed();
+    let used = server.cpu_time().saturating_sub(before);
+    let answer = view["messages"][1]["content"].as_str().unwrap_or_default();
+    assert!(answer.contains(&format!("tok{}", COST_TOKENS - 1)), "the whole reply was recorded");
+    report.section(
+        "Streamed replies",
+        &format!(
+            "First token: {FIRST_TOKEN_ROUNDS} replies, one at a time, each from a fresh conversation with its event \
+             stream open (as a page has it), the model pausing 20 ms before each of 5 tokens. Measured from the \
+             stand-in model writing the first token to that token's `piece` event arriving on the stream: the \
+             server's client reading the chunk, the worker handing it to the drafts, the event fan-out and the SSE \
+             write. (In the browser the event then grows the reply in place; that step is not timed here.) Cost: \
+             one reply of {COST_TOKENS} tokens sent as fast as the model can; the server process's CPU time (user + \
+             system, `/proc/PID/stat`) over the whole turn, divided by the tokens, so it includes the turn's own \
+             fixed cost."
+        ),
+    );
+    report.table(
+        &["measure", "value"],
+        &[
+            vec!["model writes first token → page's stream has it, p50".into(), ms(first.p50())],
+            vec!["… p99".into(), ms(first.p99())],
+            vec![
+                format!("server CPU per streamed token ({COST_TOKENS} tokens)"),
+                format!("{:.1} µs", used.as_secs_f64() * 1e6 / COST_TOKENS as f64),
+            ],
+            vec![format!("{COST_TOKENS}-token reply, send → recorded"), ms(elapsed)],
+        ],
+    );
+}
+
+async fn read_until(events: &mut reqwest::Response, seen: &mut String, marker: &str) {
+    loop {
+        if let Some(at) = seen.find(marker) {
+            seen.drain(..at + marker.len());
+            return;
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(10), events.chunk()).await.expect("an event").unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk.expect("the stream stays open")));
+    }
+}
+
 const THROUGHPUT_ANSWERS: usize = 1_000;
 const CONCURRENCY: usize = 8;
 

@@ -16,7 +16,7 @@ use crate::events::{ConversationEvents, Piece};
 use crate::store::Store;
 
 /// How often the text so far is written while pieces arrive. A page opened mid-stream misses at
-/// most this much, and fetches again when the first piece it hears does not fit.
+/// most about this much, and loads again when the first piece it hears does not fit.
 const SAVE_EVERY: Duration = Duration::from_millis(200);
 
 #[derive(Clone)]
@@ -74,6 +74,13 @@ impl Drafts {
         }
     }
 
+    /// The worker is done with the conversation for now: whatever it followed for it goes.
+    pub fn forget(&self, conversation_id: &str) {
+        let mut state = self.inner.lock();
+        state.routes.retain(|_, conversation| conversation != conversation_id);
+        state.drafts.retain(|_, draft| draft.conversation != conversation_id);
+    }
+
     /// The worker is done with `run_id` for now: the text its last turn got to, if any.
     pub fn finish(&self, run_id: Uuid) -> Option<String> {
         let mut state = self.inner.lock();
@@ -116,17 +123,14 @@ impl RunTextObserver for Drafts {
     }
 }
 
-/// Writes the drafts that grew, then waits [`SAVE_EVERY`] before looking again. Lives as long as
-/// the Tokio runtime it was spawned on.
+/// Writes the drafts that grew, at most every [`SAVE_EVERY`], and only once a reply has been
+/// streaming that long: a reply that comes at once (a model that does not stream) is recorded by
+/// its settle without a draft ever being written. Lives as long as the Tokio runtime.
 async fn writer(inner: Arc<Inner>, store: Store) {
     loop {
-        let dirty = inner.dirty.notified();
-        let grown = grown(&inner);
-        if grown.is_empty() {
-            dirty.await;
-            continue;
-        }
-        for (run_id, conversation, key, text) in grown {
+        inner.dirty.notified().await;
+        tokio::time::sleep(SAVE_EVERY).await;
+        for (run_id, conversation, key, text) in grown(&inner) {
             match store.save_draft(&conversation, &key, &text).await {
                 Ok(()) => {
                     if let Some(draft) = inner.lock().drafts.get_mut(&run_id).filter(|draft| draft.key == key) {
@@ -136,7 +140,6 @@ async fn writer(inner: Arc<Inner>, store: Store) {
                 Err(error) => tracing::warn!(%error, "a reply's text so far could not be saved"),
             }
         }
-        tokio::time::sleep(SAVE_EVERY).await;
     }
 }
 

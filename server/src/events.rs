@@ -37,8 +37,9 @@ pub const PATH: &str = "/events/conversations/{id}";
 const CHANNEL: &str = "tourguide_changed";
 /// The channel of reply pieces; the payload is a [`Piece`] as JSON.
 const PIECES: &str = "tourguide_pieces";
-/// NOTIFY takes at most 8000 bytes; pieces put together stay well below.
-const PIECE_PAYLOAD_LIMIT: usize = 6000;
+/// NOTIFY takes at most 8000 bytes; a piece of 3000 stays below that even when JSON doubles every
+/// character (newlines, quotes).
+const PIECE_PAYLOAD_LIMIT: usize = 3000;
 /// Sent to every stream of a process: it may have missed changes (its listener reconnected).
 const EVERY: &str = "*";
 const FIRST_RETRY: Duration = Duration::from_millis(250);
@@ -159,9 +160,25 @@ async fn notifier(pool: PgPool, mut changes: mpsc::UnboundedReceiver<Change>) {
 fn payloads(batch: Vec<Change>) -> Vec<(&'static str, String)> {
     let mut out: Vec<(&'static str, String)> = Vec::new();
     let mut pending: Option<Piece> = None;
+    // A piece too long for one NOTIFY (a server that sent its reply in one chunk) goes in parts.
     let flush = |pending: &mut Option<Piece>, out: &mut Vec<(&'static str, String)>| {
-        if let Some(piece) = pending.take() {
-            out.push((PIECES, serde_json::to_string(&piece).unwrap_or_default()));
+        let Some(piece) = pending.take() else { return };
+        let mut offset = piece.offset;
+        let mut rest = piece.text.as_str();
+        while !rest.is_empty() {
+            let mut cut = rest.len().min(PIECE_PAYLOAD_LIMIT);
+            while !rest.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            let part = Piece {
+                conversation: piece.conversation.clone(),
+                draft: piece.draft.clone(),
+                offset,
+                text: rest[..cut].to_string(),
+            };
+            out.push((PIECES, serde_json::to_string(&part).unwrap_or_default()));
+            offset += cut;
+            rest = &rest[cut..];
         }
     };
     for change in batch {
@@ -331,5 +348,23 @@ mod tests {
         assert_eq!((read(2).draft.as_str(), read(2).text.as_str()), ("d1", "!"));
         assert_eq!((read(3).draft.as_str(), read(3).text.as_str()), ("d2", "New"));
         assert_eq!((read(4).offset, read(4).text.as_str()), (9, "gap"));
+    }
+
+    #[test]
+    fn a_piece_too_long_for_one_notify_goes_in_parts_that_follow_on() {
+        let long = "ü".repeat(PIECE_PAYLOAD_LIMIT);
+        let sent = payloads(vec![piece("d", 7, &long)]);
+        assert!(sent.len() >= 2);
+        let mut offset = 7;
+        let mut text = String::new();
+        for (channel, payload) in &sent {
+            assert_eq!(*channel, PIECES);
+            assert!(payload.len() < 8000, "{}", payload.len());
+            let part: Piece = serde_json::from_str(payload).unwrap();
+            assert_eq!(part.offset, offset);
+            offset += part.text.len();
+            text.push_str(&part.text);
+        }
+        assert_eq!(text, long);
     }
 }

@@ -436,6 +436,13 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .map_err(|source| StartError::Bind { address: config.address, source })?;
     let address = listener.local_addr().map_err(|source| StartError::Bind { address: config.address, source })?;
     let mut stop = shutdown_receiver;
+    // Without TCP_NODELAY a small write (a piece of a streamed reply, an SSE event) can wait for
+    // the ACK of the one before it: tens of milliseconds per piece.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "TCP_NODELAY not set");
+        }
+    });
     let server = tokio::spawn(async move {
         let result = axum::serve(listener, app)
             .with_graceful_shutdown(async move {

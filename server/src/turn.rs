@@ -76,6 +76,7 @@ impl Turns {
             }
             None => self.carry_turn(&conversation).await,
         };
+        self.drafts.forget(conversation_id);
         self.events.changed(conversation_id);
         outcome
     }

@@ -107,6 +107,11 @@ async fn every_recorded_stream_is_read_as_its_server_meant_it() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+fn provider_at(address: std::net::SocketAddr) -> OpenAiProvider {
+    OpenAiProvider::new(OpenAiConfig { base_url: format!("http://{address}/v1"), api_key: None, model: "m".into() })
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_connection_that_drops_mid_stream_is_an_error_not_a_short_answer() {
     // A server that sends two pieces and then closes the socket without ending the response.
@@ -126,12 +131,7 @@ async fn a_connection_that_drops_mid_stream_is_an_error_not_a_short_answer() {
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         // Dropped here: no last chunk, no [DONE].
     });
-    let provider = OpenAiProvider::new(OpenAiConfig {
-        base_url: format!("http://{address}/v1"),
-        api_key: None,
-        model: "m".into(),
-    })
-    .unwrap();
+    let provider = provider_at(address);
     let sink = Collect::default();
     let error = provider.stream(CompletionRequest::default(), &sink).await.unwrap_err();
     assert!(matches!(error, ProviderError::Dropped(_)) && error.is_retryable(), "{error:?}");
@@ -149,14 +149,25 @@ async fn a_server_that_ignores_stream_true_is_read_whole() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    let provider = OpenAiProvider::new(OpenAiConfig {
-        base_url: format!("http://{address}/v1"),
-        api_key: None,
-        model: "m".into(),
-    })
-    .unwrap();
+    let provider = provider_at(address);
     let sink = Collect::default();
     let completion = provider.stream(CompletionRequest::default(), &sink).await.unwrap();
     assert_eq!(completion.content, "All at once.");
     assert_eq!(*sink.0.lock().unwrap(), "All at once.");
+}
+
+#[tokio::test]
+async fn a_server_that_goes_silent_is_a_timeout() {
+    // Accepts, reads the request, and never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+        drop(socket);
+    });
+    let config = OpenAiConfig { base_url: format!("http://{address}/v1"), api_key: None, model: "m".into() };
+    let provider = OpenAiProvider::with_timeout(config, std::time::Duration::from_millis(300)).unwrap();
+    let error = provider.stream(CompletionRequest::default(), &Collect::default()).await.unwrap_err();
+    assert!(matches!(error, ProviderError::Timeout) && error.is_retryable(), "{error:?}");
 }

@@ -12,17 +12,16 @@ async fn server() -> TestServer {
     TestServer::start_services(tempfile::tempdir().unwrap(), services(&Effects::default())).await
 }
 
+/// Posts `form` to the conversation's attachments with one extra header.
+async fn post(server: &TestServer, client: &Client, id: &str, form: Form, header: (&str, &str)) -> reqwest::Response {
+    let url = format!("{}/ai-chat/conversations/{id}/attachments", server.base);
+    client.http.post(url).header(header.0, header.1).multipart(form).send().await.unwrap()
+}
+
 /// Uploads as a script does (asking for JSON).
 async fn attach(server: &TestServer, client: &Client, id: &str, name: &str, bytes: Vec<u8>) -> (u16, Value) {
     let form = Form::new().part("file", Part::bytes(bytes).file_name(name.to_string()));
-    let response = client
-        .http
-        .post(format!("{}/ai-chat/conversations/{id}/attachments", server.base))
-        .header("accept", "application/json")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = post(server, client, id, form, ("accept", "application/json")).await;
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }
@@ -104,15 +103,7 @@ async fn a_bad_file_gets_a_clear_sentence_and_changes_nothing() {
     }
     // No file at all.
     let form = Form::new().text("note", "no file here");
-    let response = client
-        .http
-        .post(format!("{}/ai-chat/conversations/{id}/attachments", server.base))
-        .header("accept", "application/json")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 422);
+    assert_eq!(post(&server, &client, &id, form, ("accept", "application/json")).await.status(), 422);
     // Someone else's conversation, and no one signed in.
     let intruder = server.signed_in("mallory").await;
     assert_eq!(attach(&server, &intruder, &id, "a.txt", b"hi".to_vec()).await.0, 404);
@@ -121,17 +112,11 @@ async fn a_bad_file_gets_a_clear_sentence_and_changes_nothing() {
 
     // The page's plain form gets the sentence on a page with the way back, in German for a German reader.
     let form = Form::new().part("file", Part::bytes(b"x".to_vec()).file_name("x.exe"));
-    let response = client
-        .http
-        .post(format!("{}/ai-chat/conversations/{id}/attachments", server.base))
-        .header("accept-language", "de")
-        .multipart(form)
-        .send()
-        .await
-        .unwrap();
+    let response = post(&server, &client, &id, form, ("accept-language", "de")).await;
     assert_eq!(response.status(), 422);
     let page = response.text().await.unwrap();
     assert!(page.contains(&format!("href=\"/c/{id}\"")), "{page}");
+    assert!(page.contains("Zurück zum Chat"), "{page}");
     server.stop().await;
 }
 

@@ -10,6 +10,7 @@ mod edit;
 mod events;
 mod harness;
 mod mcp;
+mod model_errors;
 mod processes;
 mod questions;
 mod scale;
