@@ -89,7 +89,6 @@ test("an attached file's text reaches the model", async ({ page }) => {
     buffer: Buffer.from("The museum opens at nine.\nSecond line."),
   });
   await page.locator(".attach-form button[type=submit]").click();
-  await waitForHydration(page);
   await expect(page.locator(".pending-attachments")).toContainText("notes.txt");
   await send(page, "what does the file say?");
   await expect(replies(page).last()).toHaveText("I read the file: The museum opens at nine..");
@@ -97,16 +96,16 @@ test("an attached file's text reaches the model", async ({ page }) => {
   await expect(sent.locator(".attachments a")).toHaveText("notes.txt");
   await expect(page.locator(".pending-attachments")).toHaveCount(0);
 
-  // A file that is not what its name says is refused with a sentence, and nothing is attached.
+  // A file that is not what its name says is refused with a sentence beside the form, on the
+  // same page, and nothing is attached.
   await page.locator(".attach-form input[type=file]").setInputFiles({
     name: "report.pdf",
     mimeType: "application/pdf",
     buffer: Buffer.from("not a pdf at all"),
   });
   await page.locator(".attach-form button[type=submit]").click();
-  await expect(page.getByRole("alert")).toContainText("does not match its name");
-  await page.getByRole("link", { name: "Back to the chat" }).click();
-  await waitForHydration(page);
+  await expect(page.locator(".attach-bar [role=alert]")).toContainText("does not match its name");
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
   await expect(page.locator(".pending-attachments")).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -130,7 +130,19 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                     match conversation.await {
                         Ok(Some(view)) => {
                             view! {
-                                <Conversation conversation=view answer decide retry rename delete stop edit remove draft/>
+                                <Conversation
+                                    conversation=view
+                                    answer
+                                    decide
+                                    retry
+                                    rename
+                                    delete
+                                    stop
+                                    edit
+                                    remove
+                                    draft
+                                    reload=poll
+                                />
                             }
                                 .into_any()
                         }
@@ -159,6 +171,7 @@ fn Conversation(
     edit: ServerAction<EditMessage>,
     remove: ServerAction<RemoveAttachment>,
     draft: RwSignal<Option<LiveDraft>>,
+    reload: RwSignal<u64>,
 ) -> impl IntoView {
     let lang = use_lang();
     let id = conversation.id.clone();
@@ -266,7 +279,7 @@ fn Conversation(
         {conversation.card.map(|card| view! { <ApprovalCard conversation_id=card_id card decide/> })}
         {(!working)
             .then(|| {
-                view! { <AttachBar conversation_id=attach_id pending=pending limit_mib=limit_mib remove/> }
+                view! { <AttachBar conversation_id=attach_id pending=pending limit_mib=limit_mib remove reload/> }
             })}
         {failed
             .then(|| {
@@ -310,16 +323,32 @@ fn AttachmentList(files: Vec<AttachmentView>) -> impl IntoView {
     }
 }
 
-/// Files for the next message: the ones attached so far, and a plain multipart form for another
-/// (it works without the WASM; the server sends the page back).
+/// Files for the next message: the ones attached so far, and a multipart form for another. Without
+/// the WASM it is a plain form (the server sends the page back, or a page with the refusal); with
+/// it the file goes by `fetch`, and a refusal shows here, beside the form.
 #[component]
 fn AttachBar(
     conversation_id: String,
     pending: Vec<AttachmentView>,
     limit_mib: u32,
     remove: ServerAction<RemoveAttachment>,
+    reload: RwSignal<u64>,
 ) -> impl IntoView {
     let lang = use_lang();
+    let refused = RwSignal::new(None::<String>);
+    let sending = RwSignal::new(false);
+    let on_submit = move |event: leptos::ev::SubmitEvent| {
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            event.prevent_default();
+            if let Some(form) = event.target().and_then(|target| target.dyn_into::<web_sys::HtmlFormElement>().ok()) {
+                upload(form, Upload { refused, sending, reload, lang });
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (event, reload);
+    };
     let input_id = format!("attach-{conversation_id}");
     let listed = (!pending.is_empty()).then(|| {
         let conversation_id = conversation_id.clone();
@@ -356,14 +385,76 @@ fn AttachBar(
                 method="post"
                 enctype="multipart/form-data"
                 action=format!("/ai-chat/conversations/{conversation_id}/attachments")
+                on:submit=on_submit
             >
                 <label for=input_id.clone()>{lang.t(Text::Attach)}</label>
                 <input id=input_id type="file" name="file" required accept=".pdf,.docx,.xlsx,.txt,.md,.markdown"/>
                 <span class="hint">{format!("{} {limit_mib} MiB", lang.t(Text::AttachHint))}</span>
-                <button type="submit">{lang.t(Text::Attach)}</button>
+                <button type="submit" disabled=move || sending.get()>{lang.t(Text::Attach)}</button>
             </form>
+            {move || refused.get().map(|sentence| view! { <p class="error" role="alert">{sentence}</p> })}
         </div>
     }
+}
+
+#[cfg(feature = "hydrate")]
+#[derive(Clone, Copy)]
+struct Upload {
+    refused: RwSignal<Option<String>>,
+    sending: RwSignal<bool>,
+    reload: RwSignal<u64>,
+    lang: crate::i18n::Lang,
+}
+
+/// Sends the form's file as the plain form would, asking for JSON back: a stored file reloads the
+/// conversation (which lists it), a refused one shows the server's sentence.
+#[cfg(feature = "hydrate")]
+fn upload(form: web_sys::HtmlFormElement, upload: Upload) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+
+    let transport = upload.lang.t(Text::ErrorTransport).to_string();
+    let request = (|| {
+        let data = web_sys::FormData::new_with_form(&form).ok()?;
+        let headers = web_sys::Headers::new().ok()?;
+        headers.set("accept", "application/json").ok()?;
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_body(&data);
+        init.set_headers(&headers);
+        web_sys::Request::new_with_str_and_init(&form.action(), &init).ok()
+    })();
+    let Some(request) = request else {
+        upload.refused.set(Some(transport));
+        return;
+    };
+    upload.sending.set(true);
+    leptos::task::spawn_local(async move {
+        let Some(window) = web_sys::window() else { return };
+        let response = JsFuture::from(window.fetch_with_request(&request))
+            .await
+            .ok()
+            .and_then(|response| response.dyn_into::<web_sys::Response>().ok());
+        upload.sending.set(false);
+        let Some(response) = response else {
+            upload.refused.set(Some(transport));
+            return;
+        };
+        if response.ok() {
+            upload.refused.set(None);
+            form.reset();
+            upload.reload.update(|tick| *tick += 1);
+            return;
+        }
+        let body = match response.text() {
+            Ok(promise) => JsFuture::from(promise).await.ok().and_then(|text| text.as_string()),
+            Err(_) => None,
+        };
+        let sentence = body
+            .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
+            .and_then(|value| value["error"].as_str().map(str::to_string));
+        upload.refused.set(Some(sentence.unwrap_or(transport)));
+    });
 }
 
 /// "Edit" on one of the reader's messages: the text in a box, sent again as the new turn from
