@@ -34,6 +34,13 @@ pub enum Applied {
     Gap,
 }
 
+/// Where a piece went.
+enum Placed {
+    Grew,
+    Ignored,
+    Early(Piece),
+}
+
 /// Pieces kept while waiting for the text in front of them; beyond this the page reloads anyway.
 const MAX_PENDING: usize = 512;
 
@@ -65,42 +72,47 @@ impl LiveDraft {
     }
 
     fn add(&mut self, piece: Piece) -> Applied {
-        let have = self.text.len();
-        let end = piece.offset.saturating_add(piece.text.len());
-        if piece.offset > have {
-            if self.pending.len() < MAX_PENDING {
-                self.pending.push(piece);
+        match self.place(piece) {
+            Placed::Grew => {
+                self.take_pending();
+                Applied::Grew
             }
-            return Applied::Gap;
+            Placed::Ignored => Applied::Ignored,
+            Placed::Early(piece) => {
+                if self.pending.len() < MAX_PENDING {
+                    self.pending.push(piece);
+                }
+                Applied::Gap
+            }
         }
-        if end <= have {
-            return Applied::Ignored;
-        }
-        let new = have - piece.offset;
-        // Both are prefixes of one text, so `new` falls on a character boundary; a piece that
-        // says otherwise does not belong to this text.
-        let Some(rest) = piece.text.get(new..) else { return Applied::Ignored };
-        self.text.push_str(rest);
-        self.take_pending();
-        Applied::Grew
     }
 
-    /// Adds the pending pieces that now fit, in offset order.
+    /// Adds what `piece` brings beyond the text so far, if it follows on from it.
+    fn place(&mut self, piece: Piece) -> Placed {
+        let have = self.text.len();
+        if piece.offset > have {
+            return Placed::Early(piece);
+        }
+        if piece.offset.saturating_add(piece.text.len()) <= have {
+            return Placed::Ignored;
+        }
+        // Both are prefixes of one text, so the cut falls on a character boundary; a piece that
+        // says otherwise does not belong to this text.
+        match piece.text.get(have - piece.offset..) {
+            Some(rest) => {
+                self.text.push_str(rest);
+                Placed::Grew
+            }
+            None => Placed::Ignored,
+        }
+    }
+
+    /// Adds the pending pieces that now fit, in offset order; the others keep waiting.
     fn take_pending(&mut self) {
         self.pending.sort_by_key(|piece| piece.offset);
-        let pending = std::mem::take(&mut self.pending);
-        for piece in pending {
-            let end = piece.offset.saturating_add(piece.text.len());
-            if end <= self.text.len() {
-                continue;
-            }
-            if piece.offset > self.text.len() {
+        for piece in std::mem::take(&mut self.pending) {
+            if let Placed::Early(piece) = self.place(piece) {
                 self.pending.push(piece);
-                continue;
-            }
-            if let Some(rest) = piece.text.get(self.text.len() - piece.offset..) {
-                let rest = rest.to_string();
-                self.text.push_str(&rest);
             }
         }
     }

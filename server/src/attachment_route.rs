@@ -23,7 +23,19 @@ pub const UPLOAD_PATH: &str = "/ai-chat/conversations/{id}/attachments";
 pub const FILE_PATH: &str = "/ai-chat/attachments/{id}";
 
 /// Multipart framing and the other form fields on top of the file itself.
-pub const UPLOAD_OVERHEAD: usize = 64 * 1024;
+const UPLOAD_OVERHEAD: usize = 64 * 1024;
+
+/// Whether `path` is [`UPLOAD_PATH`], whose body may be as large as a file.
+pub fn is_upload(path: &str) -> bool {
+    path.strip_prefix("/ai-chat/conversations/")
+        .and_then(|rest| rest.strip_suffix("/attachments"))
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
+}
+
+/// The largest upload body for files of up to `attachment_limit` bytes.
+pub fn body_limit(attachment_limit: usize) -> usize {
+    attachment_limit.saturating_add(UPLOAD_OVERHEAD)
+}
 
 fn wants_json(headers: &HeaderMap) -> bool {
     headers
@@ -77,7 +89,7 @@ pub async fn upload(
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.parse::<usize>().ok());
-    let too_large = declared.is_some_and(|length| length > chat.attachment_limit().saturating_add(UPLOAD_OVERHEAD));
+    let too_large = declared.is_some_and(|length| length > body_limit(chat.attachment_limit()));
     let result = match &user {
         None => Err(AppError::Unauthenticated),
         // Refused before a byte of it is read.
@@ -146,4 +158,18 @@ fn disposition(file_name: &str) -> HeaderValue {
         .collect();
     HeaderValue::from_str(&format!("attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"))
         .unwrap_or_else(|_| HeaderValue::from_static("attachment"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_conversation_s_upload_path_gets_the_file_sized_limit() {
+        assert!(is_upload("/ai-chat/conversations/0b7c/attachments"));
+        assert!(!is_upload("/ai-chat/conversations//attachments"));
+        assert!(!is_upload("/ai-chat/conversations/a/b/attachments"));
+        assert!(!is_upload("/api/send_message"));
+        assert_eq!(body_limit(10), 10 + UPLOAD_OVERHEAD);
+    }
 }

@@ -145,10 +145,8 @@ async fn body_limit(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::http::{header, StatusCode};
-    let path = request.uri().path();
-    let upload = path.starts_with("/ai-chat/conversations/") && path.ends_with("/attachments");
-    let limit =
-        if upload { attachment_limit.saturating_add(attachment_route::UPLOAD_OVERHEAD) } else { MAX_BODY_BYTES };
+    let upload = attachment_route::is_upload(request.uri().path());
+    let limit = if upload { attachment_route::body_limit(attachment_limit) } else { MAX_BODY_BYTES };
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)

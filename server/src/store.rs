@@ -84,8 +84,15 @@ pub struct Attachment {
     pub file_name: String,
     pub kind: String,
     pub size: i64,
-    pub text: String,
     pub truncated: bool,
+}
+
+/// A stored attachment with the text the model is given; only a turn's request needs it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AttachmentText {
+    #[sqlx(flatten)]
+    pub file: Attachment,
+    pub text: String,
 }
 
 /// What happened when a message tried to start a turn.
@@ -1003,28 +1010,19 @@ impl Store {
     /// (`None`: no run attached yet), so of Stop and a question or card settling, exactly one wins.
     pub async fn stop(&self, user_id: i64, conversation_id: &str, run_id: Option<Uuid>) -> Result<bool, StoreError> {
         let run = run_id.map(|run| run.to_string());
-        let (update, args) = match &run {
-            Some(run) => (
-                concat!(
-                    "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
-                    clear_recorded!(),
-                    ", updated_at = $1
-                     WHERE id = $2 AND user_id = $3 AND status = 'processing' AND run_id = $4"
-                ),
-                vec![Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::Text(run)],
-            ),
-            None => (
-                concat!(
-                    "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
-                    clear_recorded!(),
-                    ", updated_at = $1
-                     WHERE id = $2 AND user_id = $3 AND status = 'processing' AND run_id IS NULL"
-                ),
-                vec![Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id)],
-            ),
-        };
         // Jobs of the conversation are left: a job finds it idle and does nothing.
-        self.guarded(conversation_id, update, &args, &[Then::StoppedReply, Then::DropDraft]).await
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
+                clear_recorded!(),
+                ", updated_at = $1
+                 WHERE id = $2 AND user_id = $3 AND status = 'processing' AND run_id IS NOT DISTINCT FROM $4"
+            ),
+            &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::MaybeText(run.as_deref())],
+            &[Then::StoppedReply, Then::DropDraft],
+        )
+        .await
     }
 
     /// The worker knew more of a stopped reply than the draft that was recorded (its pieces reach
@@ -1098,10 +1096,22 @@ impl Store {
         Ok(id)
     }
 
-    /// The conversation's attachments without their bytes, sent ones by message, pending ones last.
+    /// The conversation's attachments, without their bytes or text (a page load lists them).
     pub async fn attachments(&self, conversation_id: &str) -> Result<Vec<Attachment>, StoreError> {
         let rows: Vec<Attachment> = on!(&self.db, pool => sqlx::query_as(
-            "SELECT id, message_id, file_name, kind, size, text, truncated FROM attachments
+            "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
+             WHERE conversation_id = $1 ORDER BY id",
+        )
+        .bind(conversation_id)
+        .fetch_all(pool)
+        .await)?;
+        Ok(rows)
+    }
+
+    /// The conversation's attachments with their text, for the model.
+    pub async fn attachment_texts(&self, conversation_id: &str) -> Result<Vec<AttachmentText>, StoreError> {
+        let rows: Vec<AttachmentText> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, message_id, file_name, kind, size, truncated, text FROM attachments
              WHERE conversation_id = $1 ORDER BY id",
         )
         .bind(conversation_id)

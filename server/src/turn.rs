@@ -15,7 +15,7 @@ use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
-use crate::store::{Attachment, Settle, Store, StoreError};
+use crate::store::{AttachmentText, Settle, Store, StoreError};
 
 /// The configuration every chat run belongs to; deactivating it stops new runs and decisions.
 pub const CHAT_CONFIGURATION: &str = "chat";
@@ -310,12 +310,12 @@ impl Turns {
             system.push_str(&content::context::page_sentence(page_id));
         }
         let mut messages = vec![ChatMessage::system(system)];
-        let files = self.store.attachments(&conversation.id).await?;
+        let files = self.store.attachment_texts(&conversation.id).await?;
         for message in self.store.messages(&conversation.id).await? {
             if message.notice == Some(Notice::Stopped) && message.content.trim().is_empty() {
                 continue;
             }
-            let attached: Vec<_> = files.iter().filter(|file| file.message_id == Some(message.id)).collect();
+            let attached: Vec<_> = files.iter().filter(|file| file.file.message_id == Some(message.id)).collect();
             messages.push(match message.role {
                 MessageRole::User if !attached.is_empty() => ChatMessage::user(with_files(&message.content, &attached)),
                 MessageRole::User => ChatMessage::user(message.content),
@@ -333,10 +333,10 @@ impl Turns {
 }
 
 /// A message with its files' text after it, each named, so the model reads them as the reader's.
-fn with_files(content: &str, files: &[&Attachment]) -> String {
+fn with_files(content: &str, files: &[&AttachmentText]) -> String {
     let mut text = content.to_string();
-    for file in files {
-        text.push_str(&format!("\n\n[Attached file: {} ({})]\n{}", file.file_name, file.kind, file.text));
+    for AttachmentText { file, text: extracted } in files {
+        text.push_str(&format!("\n\n[Attached file: {} ({})]\n{extracted}", file.file_name, file.kind));
         if file.truncated {
             text.push_str("\n[The file's text was cut here: it is longer than the model is given.]");
         }

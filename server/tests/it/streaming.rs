@@ -130,6 +130,15 @@ async fn pieces_until(stream: &mut reqwest::Response, buffer: &mut String, lengt
     (draft, text)
 }
 
+/// A server on the streaming model, the demo user signed in, and a conversation of theirs.
+async fn conversation_with_streaming_model() -> (Arc<StreamingModel>, TestServer, Client, String) {
+    let model = StreamingModel::new();
+    let server = TestServer::start_with(model.clone()).await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    (model, server, client, id)
+}
+
 async fn open_stream(server: &TestServer, client: &Client, id: &str) -> (reqwest::Response, String) {
     let mut stream = client.http.get(format!("{}/events/conversations/{id}", server.base)).send().await.unwrap();
     let mut buffer = String::new();
@@ -162,10 +171,7 @@ async fn runs_in(server: &TestServer, status: &'static str) -> i64 {
 
 #[tokio::test]
 async fn pieces_reach_the_page_as_they_come_and_the_reply_is_recorded_once_whole() {
-    let model = StreamingModel::new();
-    let server = TestServer::start_with(model.clone()).await;
-    let client = server.signed_in("demo").await;
-    let id = client.create_conversation().await;
+    let (model, server, client, id) = conversation_with_streaming_model().await;
     let (mut stream, mut buffer) = open_stream(&server, &client, &id).await;
 
     client.call_json("send_message", &[("conversation_id", &id), ("content", "tell a story")]).await;
@@ -191,10 +197,7 @@ async fn pieces_reach_the_page_as_they_come_and_the_reply_is_recorded_once_whole
 
 #[tokio::test]
 async fn stop_keeps_the_text_so_far_marked_stopped_and_cancels_the_model_call() {
-    let model = StreamingModel::new();
-    let server = TestServer::start_with(model.clone()).await;
-    let client = server.signed_in("demo").await;
-    let id = client.create_conversation().await;
+    let (model, server, client, id) = conversation_with_streaming_model().await;
     let (mut stream, mut buffer) = open_stream(&server, &client, &id).await;
 
     client.call_json("send_message", &[("conversation_id", &id), ("content", "tell a story")]).await;
@@ -239,10 +242,7 @@ async fn stop_keeps_the_text_so_far_marked_stopped_and_cancels_the_model_call() 
 
 #[tokio::test]
 async fn stop_is_only_for_the_owner_of_the_conversation() {
-    let model = StreamingModel::new();
-    let server = TestServer::start_with(model.clone()).await;
-    let owner = server.signed_in("demo").await;
-    let id = owner.create_conversation().await;
+    let (model, server, owner, id) = conversation_with_streaming_model().await;
     owner.call_json("send_message", &[("conversation_id", &id), ("content", "tell a story")]).await;
     let intruder = server.signed_in("mallory").await;
     let (status, _) = intruder.call_json("stop", &[("conversation_id", &id)]).await;
