@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use runtime::{Tool, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec};
+use runtime::{FieldChange, Preview, Tool, ToolContext, ToolEffect, ToolError, ToolRegistry, ToolSpec};
 use serde_json::{json, Map, Value};
 
 use crate::analysis::{analyse, page_language, proposals, Point, Target};
@@ -462,6 +462,51 @@ async fn write(
     }
 }
 
+/// What a write would change: the page's current value beside the proposed one, made from the
+/// page as it is now (whatever version the model read). The basis is the page's version, which
+/// the approved write then insists on.
+async fn preview(
+    store: &ContentStore,
+    page_id: i64,
+    target: EditTarget,
+    value: &str,
+) -> Result<Option<Preview>, ToolError> {
+    let page = load(store, page_id).await?;
+    let current = page.value_of(target).map_err(|error| ToolError::Rejected(error.to_string()))?;
+    let proposed = validate(target, value).map_err(|error| ToolError::Rejected(error.to_string()))?;
+    let label = match target.block() {
+        Some(block) => format!("{} (block {block})", target.name()),
+        None => target.name().to_string(),
+    };
+    Ok(Some(Preview {
+        subject: page.title.clone(),
+        changes: vec![FieldChange::new(target_key(target), &label, Some(&current), &proposed)],
+        basis: json!({ "page_id": page.id, "version": page.version }),
+    }))
+}
+
+/// The stable key a card names a field by, in the reader's language.
+fn target_key(target: EditTarget) -> &'static str {
+    match target {
+        EditTarget::Field(PageField::Title) => "title",
+        EditTarget::Field(PageField::Description) => "description",
+        EditTarget::Field(PageField::Heading { .. }) => "heading",
+        EditTarget::Field(PageField::HeadingLevel { .. }) => "heading_level",
+        EditTarget::Field(PageField::Paragraph { .. }) => "paragraph",
+        EditTarget::Field(PageField::LinkText { .. }) => "link_text",
+        EditTarget::AltText { .. } => "alt_text",
+    }
+}
+
+/// The version a write insists on: the one the approved preview showed (the reader decided on
+/// that page, whatever version the model had read), else the one the model named. A page edited
+/// between the approval and the write is never overwritten.
+fn expected_version(arguments: &Arguments<'_>, context: &ToolContext) -> Result<Option<i64>, ArgumentError> {
+    let named = arguments.version()?;
+    let approved = context.approved_basis.as_ref().and_then(|basis| basis.get("version")).and_then(Value::as_i64);
+    Ok(approved.or(named))
+}
+
 struct UpdatePageField(ContentStore);
 
 impl UpdatePageField {
@@ -512,16 +557,35 @@ impl Tool for UpdatePageField {
         .with_effect(ToolEffect::IdempotentWrite)
     }
 
-    async fn execute(&self, arguments: Value, _context: &ToolContext) -> Result<String, ToolError> {
+    async fn preview(&self, arguments: &Value, _context: &ToolContext) -> Result<Option<Preview>, ToolError> {
+        let arguments = Arguments::of(arguments)?;
+        let page_id = arguments.page_id()?;
+        let target = Self::target(&arguments)?;
+        let value = arguments.text("value", "the new value (a string)")?;
+        preview(&self.0, page_id, target, &value).await
+    }
+
+    async fn execute(&self, arguments: Value, context: &ToolContext) -> Result<String, ToolError> {
         let arguments = Arguments::of(&arguments)?;
         let page_id = arguments.page_id()?;
         let target = Self::target(&arguments)?;
         let value = arguments.text("value", "the new value (a string)")?;
-        write(&self.0, page_id, target, &value, arguments.version()?).await
+        write(&self.0, page_id, target, &value, expected_version(&arguments, context)?).await
     }
 }
 
 struct SetAltText(ContentStore);
+
+impl SetAltText {
+    fn parts(arguments: &Arguments<'_>) -> Result<(i64, usize, String), ArgumentError> {
+        let page_id = arguments.page_id()?;
+        let block = arguments.block()?.ok_or(ArgumentError::Missing {
+            name: "block",
+            expected: "the image block's number (an integer from 0, as read_page lists them)",
+        })?;
+        Ok((page_id, block, arguments.text("alt", "the new alt text (a string)")?))
+    }
+}
 
 #[async_trait]
 impl Tool for SetAltText {
@@ -544,15 +608,16 @@ impl Tool for SetAltText {
         .with_effect(ToolEffect::IdempotentWrite)
     }
 
-    async fn execute(&self, arguments: Value, _context: &ToolContext) -> Result<String, ToolError> {
+    async fn preview(&self, arguments: &Value, _context: &ToolContext) -> Result<Option<Preview>, ToolError> {
+        let arguments = Arguments::of(arguments)?;
+        let (page_id, block, alt) = Self::parts(&arguments)?;
+        preview(&self.0, page_id, EditTarget::AltText { block }, &alt).await
+    }
+
+    async fn execute(&self, arguments: Value, context: &ToolContext) -> Result<String, ToolError> {
         let arguments = Arguments::of(&arguments)?;
-        let page_id = arguments.page_id()?;
-        let block = arguments.block()?.ok_or(ArgumentError::Missing {
-            name: "block",
-            expected: "the image block's number (an integer from 0, as read_page lists them)",
-        })?;
-        let alt = arguments.text("alt", "the new alt text (a string)")?;
-        write(&self.0, page_id, EditTarget::AltText { block }, &alt, arguments.version()?).await
+        let (page_id, block, alt) = Self::parts(&arguments)?;
+        write(&self.0, page_id, EditTarget::AltText { block }, &alt, expected_version(&arguments, context)?).await
     }
 }
 
@@ -577,7 +642,7 @@ mod tests {
     }
 
     fn context() -> ToolContext {
-        ToolContext { run_id: Uuid::nil(), owner: Actor::user(1), round: 1 }
+        ToolContext::new(Uuid::nil(), Actor::user(1), 1)
     }
 
     async fn call(registry: &ToolRegistry, name: &str, arguments: Value) -> Result<String, ToolError> {
@@ -844,5 +909,62 @@ mod tests {
         for (index, block) in page.blocks.iter().enumerate().filter(|(index, _)| *index != 2) {
             assert_eq!(block, &seed.blocks[index]);
         }
+    }
+
+    async fn preview_of(registry: &ToolRegistry, name: &str, arguments: Value) -> Result<Option<Preview>, ToolError> {
+        let tool = registry.get(name).unwrap_or_else(|| panic!("{name} is registered"));
+        tool.tool.preview(&arguments, &context()).await
+    }
+
+    #[tokio::test]
+    async fn a_write_previews_the_current_and_proposed_value_with_a_word_diff_and_changes_nothing() {
+        let (registry, store) = seeded().await;
+        let before = home(&store).await;
+        let preview = preview_of(
+            &registry,
+            UPDATE_PAGE_FIELD,
+            json!({ "page_id": HOME, "field": "title", "value": format!("{} today", before.title), "version": 1 }),
+        )
+        .await
+        .expect("preview")
+        .expect("the write shows a preview");
+        assert_eq!(preview.subject, before.title);
+        assert_eq!(preview.basis, json!({ "page_id": HOME, "version": 1 }));
+        let change = &preview.changes[0];
+        assert_eq!((change.field.as_str(), change.current.as_deref()), ("title", Some(before.title.as_str())));
+        assert_eq!(change.proposed, format!("{} today", before.title));
+        assert_eq!(change.diff.last(), Some(&runtime::DiffPart::Added(" today".into())));
+        assert_eq!(home(&store).await, before, "a preview only reads");
+
+        let alt = preview_of(&registry, SET_ALT_TEXT, json!({ "page_id": HOME, "block": 2, "alt": "A loaf" }))
+            .await
+            .expect("preview")
+            .expect("alt text shows a preview");
+        assert_eq!(alt.changes[0].current.as_deref(), Some(""));
+        assert_eq!(alt.changes[0].field, "alt_text");
+        // A preview that cannot be made says why, in words the reader can take.
+        let gone = preview_of(&registry, SET_ALT_TEXT, json!({ "page_id": 99, "block": 2, "alt": "A loaf" })).await;
+        assert!(matches!(&gone, Err(ToolError::Rejected(why)) if why.contains("no page with id 99")), "{gone:?}");
+        let wrong = preview_of(&registry, SET_ALT_TEXT, json!({ "page_id": HOME, "block": 0, "alt": "A loaf" })).await;
+        assert!(matches!(wrong, Err(ToolError::Rejected(_))), "{wrong:?}");
+    }
+
+    #[tokio::test]
+    async fn an_approved_write_insists_on_the_version_its_preview_showed() {
+        let (registry, store) = seeded().await;
+        let tool = registry.get(UPDATE_PAGE_FIELD).expect("registered");
+        store.update_field(HOME, PageField::Description, "Edited elsewhere", None).await.expect("edit");
+        let mut approved = context();
+        approved.approved_basis = Some(json!({ "page_id": HOME, "version": 1 }));
+        let arguments = json!({ "page_id": HOME, "field": "description", "value": "Fresh bread daily" });
+        let refused = tool.tool.execute(arguments.clone(), &approved).await;
+        assert!(rejected(refused).contains("has changed since this change was proposed"));
+        assert_eq!(home(&store).await.description, "Edited elsewhere", "nothing was overwritten");
+        // Approved on the page as it is now, the write goes through even if the model read an older one.
+        approved.approved_basis = Some(json!({ "page_id": HOME, "version": 2 }));
+        let mut old_version = arguments;
+        old_version["version"] = json!(1);
+        tool.tool.execute(old_version, &approved).await.expect("written");
+        assert_eq!(home(&store).await.description, "Fresh bread daily");
     }
 }

@@ -137,7 +137,7 @@ async fn hub(url: &str) -> (McpHub, watch::Sender<bool>) {
 }
 
 fn context() -> ToolContext {
-    ToolContext { run_id: uuid::Uuid::nil(), owner: Actor::user(1), round: 1 }
+    ToolContext::new(uuid::Uuid::nil(), Actor::user(1), 1)
 }
 
 #[tokio::test]

@@ -20,7 +20,7 @@ fn server_script(package: &str) -> String {
 }
 
 fn context() -> ToolContext {
-    ToolContext { run_id: uuid::Uuid::nil(), owner: Actor::user(1), round: 1 }
+    ToolContext::new(uuid::Uuid::nil(), Actor::user(1), 1)
 }
 
 async fn hub(config: Value) -> (McpHub, watch::Sender<bool>) {

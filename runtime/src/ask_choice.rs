@@ -137,7 +137,7 @@ mod tests {
     use uuid::Uuid;
 
     fn context() -> ToolContext {
-        ToolContext { run_id: Uuid::nil(), owner: Actor::user(1), round: 0 }
+        ToolContext::new(Uuid::nil(), Actor::user(1), 0)
     }
 
     #[test]

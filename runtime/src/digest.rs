@@ -76,6 +76,13 @@ pub fn approval_digest(pending_calls: &[ToolCall]) -> String {
     sha256_hex(canonical_json(&value).as_bytes())
 }
 
+/// Digest of an approval pause whose writes show previews: the pending turn and what each preview
+/// showed, so a decision made on a preview that was since made again is stale.
+pub fn approval_digest_with_previews(pending_calls: &[ToolCall], previews: &Value) -> String {
+    let value = json!({ "pendingCalls": calls_value(pending_calls), "previews": previews });
+    sha256_hex(canonical_json(&value).as_bytes())
+}
+
 /// Digest of an input pause: the pending turn, which call asks, and the schema it asks with. The
 /// schema is included so a submission validated against an old question can never resume a new one;
 /// so is the state of a tool that asked while it ran, so an answer to one of its questions never

@@ -9,6 +9,7 @@ pub mod ask_choice;
 pub mod digest;
 pub mod message;
 pub mod openai;
+pub mod preview;
 pub mod provider;
 pub mod refusal;
 pub mod results;
@@ -22,6 +23,7 @@ mod tool_loop;
 pub use ask_choice::{AskChoiceTool, ASK_CHOICE, PICKED};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use openai::{OpenAiConfig, OpenAiConfigError, OpenAiProvider};
+pub use preview::{CallPreview, DiffPart, FieldChange, Preview};
 pub use provider::{
     Completion, CompletionRequest, ModelProvider, ProviderError, ProviderErrorKind, TextSink, ToolDefinition,
 };

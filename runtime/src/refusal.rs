@@ -37,6 +37,14 @@ pub enum Refusal {
     ApproverNotPermitted,
     #[error("the submitter may not run a pending call")]
     SubmitterNotPermitted,
+    /// What a pending write would change is no longer what the card showed. Nothing ran; the run
+    /// waits with the fresh preview (and a new digest).
+    #[error("the record changed since the preview was made")]
+    PreviewStale,
+    /// A pending write's preview could not be made (now or when the card was shown). Nothing
+    /// ran; the run waits, and the card says why.
+    #[error("no preview of a pending write could be made")]
+    PreviewFailed,
     /// The store failed. If this happened after the claim the run was settled FAILED.
     #[error("the run's state is unavailable")]
     Unavailable(#[source] StoreError),
@@ -56,6 +64,8 @@ impl Refusal {
             Refusal::StaleTurn => "stale_turn",
             Refusal::ApproverNotPermitted => "approver_not_permitted",
             Refusal::SubmitterNotPermitted => "submitter_not_permitted",
+            Refusal::PreviewStale => "preview_stale",
+            Refusal::PreviewFailed => "preview_failed",
             Refusal::Unavailable(_) => "unavailable",
         }
     }

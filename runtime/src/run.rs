@@ -221,6 +221,9 @@ pub struct PendingCallView {
     /// Where the tool comes from ([`crate::ToolSpec::origin`]).
     #[serde(default)]
     pub origin: Option<String>,
+    /// What the call would change, if its tool shows that.
+    #[serde(default)]
+    pub preview: Option<crate::CallPreview>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -234,6 +237,11 @@ pub struct ApprovalPause {
 impl ApprovalPause {
     pub fn any_write(&self) -> bool {
         self.pending_calls.iter().any(|call| call.declares_write)
+    }
+
+    /// A call's preview failed: approving only makes the previews again, it applies nothing.
+    pub fn preview_failed(&self) -> bool {
+        self.pending_calls.iter().any(|call| call.preview.as_ref().is_some_and(crate::CallPreview::failed))
     }
 
     /// Whether a denial of this card may carry a [`DenialReason`].

@@ -1,6 +1,6 @@
 //! The runtime's public API: start runs, decide approvals, answer questions, cancel, observe.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use db::{now, Db};
@@ -232,6 +232,19 @@ impl Runtime {
         if decision.approved() && !self.approver_may_run_writes(actor, &state) {
             tracing::info!(run = %run_id, user = actor.user_id, "approver may not run a pending write");
             return Err(self.release(&fresh, &token, expected, Refusal::ApproverNotPermitted).await);
+        }
+        // A write is applied only as its preview showed it: made again now, any difference (or a
+        // preview that failed, then or now) hands the card back with the fresh previews.
+        if decision.approved() && !state.previews.is_empty() {
+            let previews = self.segment(&fresh, token.clone(), Vec::new()).previews_for(&state.pending_calls).await;
+            let failed = previews.iter().any(|stored| stored.preview.failed());
+            let shown_failed = state.previews.iter().any(|stored| stored.preview.failed());
+            if failed || shown_failed || previews != state.previews {
+                let refusal = if failed { Refusal::PreviewFailed } else { Refusal::PreviewStale };
+                tracing::info!(run = %run_id, refusal = refusal.code(), "approval refused on its previews");
+                let renewed = SuspendedState { previews, ..state };
+                return Err(self.release_renewed(&fresh, &token, expected, &renewed, refusal).await);
+            }
         }
         let reason = decision.denial_reason().map(|r| r.as_str());
         self.event(
@@ -594,6 +607,33 @@ impl Runtime {
         refusal
     }
 
+    /// [`Runtime::release`] with a renewed suspended state (fresh previews, so a new digest).
+    async fn release_renewed(
+        &self,
+        record: &RunRecord,
+        token: &str,
+        to: RunStatus,
+        state: &SuspendedState,
+        refusal: Refusal,
+    ) -> Refusal {
+        let encoded = match serde_json::to_string(state) {
+            Ok(encoded) => encoded,
+            Err(error) => {
+                tracing::error!(run = %record.id, %error, "renewed state not encodable");
+                return self.release(record, token, to, refusal).await;
+            }
+        };
+        match self.store.release_with_state(record.id, token, to, &encoded).await {
+            Ok(true) => {}
+            Ok(false) => tracing::info!(run = %record.id, "release found the run taken over"),
+            Err(error) => {
+                tracing::error!(run = %record.id, %error, "release failed; settling the run failed");
+                self.fail_owned(record.id, token, FailureReason::StateUnreadable).await;
+            }
+        }
+        refusal
+    }
+
     async fn fail_owned(&self, run_id: Uuid, token: &str, reason: FailureReason) -> bool {
         let settle = Settle {
             status: RunStatus::Failed,
@@ -654,6 +694,7 @@ impl Runtime {
             question_check: self.question_check.as_ref(),
             text: self.text.as_ref(),
             cancels: &self.cancels,
+            approved_bases: HashMap::new(),
         }
     }
 
@@ -683,6 +724,7 @@ impl Runtime {
                             declares_write: tool.as_ref().is_none_or(|tool| tool.spec.effect.is_write()),
                             tool_registered: tool.is_some(),
                             origin: tool.as_ref().and_then(|tool| tool.spec.origin.clone()),
+                            preview: state.preview_of(&call.id).cloned(),
                         }
                     })
                     .collect(),

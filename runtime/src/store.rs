@@ -289,6 +289,29 @@ impl Store {
         Ok(won(result))
     }
 
+    /// [`Store::release`], storing a renewed suspended state in the same write.
+    pub async fn release_with_state(
+        &self,
+        id: Uuid,
+        token: &str,
+        to: RunStatus,
+        state: &str,
+    ) -> Result<bool, StoreError> {
+        let result = on!(&self.db, pool => sqlx::query(
+            "UPDATE runs SET status = $1, claimed_by = NULL, lease_expires = 0, suspended_state = $2, updated_at = $3
+             WHERE id = $4 AND status = 'running' AND claimed_by = $5 AND suspended_state IS NOT NULL",
+        )
+        .bind(to.as_str())
+        .bind(state)
+        .bind(now())
+        .bind(id.to_string())
+        .bind(token)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(won(result))
+    }
+
     /// Renews the lease; false if the segment no longer owns a running run (cancelled or reaped).
     pub async fn heartbeat(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(

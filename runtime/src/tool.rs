@@ -121,6 +121,15 @@ pub struct ToolContext {
     pub run_id: Uuid,
     pub owner: Actor,
     pub round: u32,
+    /// For an approved call that had a preview: what that preview was made from
+    /// ([`crate::Preview::basis`]). A tool can refuse to write a record that moved on since.
+    pub approved_basis: Option<Value>,
+}
+
+impl ToolContext {
+    pub fn new(run_id: Uuid, owner: Actor, round: u32) -> Self {
+        ToolContext { run_id, owner, round, approved_basis: None }
+    }
 }
 
 /// A tool failure. Only [`ToolError::Rejected`] text reaches the model; everything else becomes a
@@ -183,6 +192,16 @@ pub trait Tool: Send + Sync {
 
     /// `arguments` are model-chosen (and on an input resume, carry the user's answer): untrusted.
     async fn execute(&self, arguments: Value, context: &ToolContext) -> Result<String, ToolError>;
+
+    /// What this call would change, for its approval card. `Ok(None)`: this tool shows no preview
+    /// (the card shows the arguments). Must only read, and give the same preview for the same
+    /// state of the world: it is made again when the card is approved, and any difference hands
+    /// the card back. An error marks the preview failed, and the card cannot be applied until a
+    /// preview succeeds; a [`ToolError::Rejected`] text is shown to the reader.
+    async fn preview(&self, arguments: &Value, context: &ToolContext) -> Result<Option<crate::Preview>, ToolError> {
+        let _ = (arguments, context);
+        Ok(None)
+    }
 
     /// Runs a call. A tool that may ask the user while it runs overrides this and returns
     /// [`ToolOutput::Ask`]; every other tool runs [`Tool::execute`].

@@ -5,7 +5,7 @@
 //! token; when the renewal fails the run was cancelled or taken away, and the segment stops without
 //! writing anything further.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::digest;
 use crate::message::{ChatMessage, ToolCall};
+use crate::preview::{CallPreview, StoredPreview};
 use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
 use crate::results::{denial_text, rejected_text, Decider};
 use crate::run::{Actor, DenialReason, EventKind, RunStatus};
@@ -21,6 +22,10 @@ use crate::streaming::{CancelSignals, RunTextObserver, TurnSink, CANCEL_WATCH};
 use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use db::now;
 use question::schema::{check_schema, overlay};
+
+/// Shown when a tool's preview failed for a reason it did not word itself (which may hold
+/// internals, so it is only logged).
+pub(crate) const PREVIEW_FAILED: &str = "The tool could not make a preview.";
 
 /// Tool results are bounded: a tool could otherwise flood the model's context.
 const MAX_RESULT_BYTES: usize = 50_000;
@@ -40,6 +45,9 @@ pub(crate) struct SuspendedState {
     /// once it is answered they run without asking for approval again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub approved: bool,
+    /// What the pending writes would change, made when the run suspended on approval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previews: Vec<StoredPreview>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,8 +78,16 @@ impl SuspendedState {
                 &input.schema,
                 input.asked.as_ref(),
             ),
-            None => digest::approval_digest(&self.pending_calls),
+            None if self.previews.is_empty() => digest::approval_digest(&self.pending_calls),
+            None => {
+                let previews = serde_json::to_value(&self.previews).unwrap_or(Value::Null);
+                digest::approval_digest_with_previews(&self.pending_calls, &previews)
+            }
         }
+    }
+
+    pub fn preview_of(&self, call_id: &str) -> Option<&CallPreview> {
+        self.previews.iter().find(|stored| stored.call_id == call_id).map(|stored| &stored.preview)
     }
 }
 
@@ -124,6 +140,8 @@ pub(crate) struct Segment<'a> {
     /// Sees each model turn's text while it arrives.
     pub text: &'a dyn RunTextObserver,
     pub cancels: &'a CancelSignals,
+    /// The basis of each approved call's preview, by call id, for the call to check when it runs.
+    pub approved_bases: HashMap<String, Value>,
 }
 
 /// How far one call got.
@@ -280,7 +298,14 @@ impl Segment<'_> {
     }
 
     fn suspended(&self, pending_calls: Vec<ToolCall>, input: Option<PendingInput>) -> SuspendedState {
-        SuspendedState { messages: self.transcript.clone(), pending_calls, input, rounds: self.rounds, approved: false }
+        SuspendedState {
+            messages: self.transcript.clone(),
+            pending_calls,
+            input,
+            rounds: self.rounds,
+            approved: false,
+            previews: Vec::new(),
+        }
     }
 
     /// Waits on the question `call` asked while it ran; the calls after it in `rest` wait too.
@@ -317,7 +342,9 @@ impl Segment<'_> {
                 return self.process_turn(calls, &approval_bound).await.map(Some);
             }
             // The whole turn waits, reads included: one verdict applies to all of it.
-            return Ok(Some(self.suspended(calls, None)));
+            let mut state = self.suspended(calls, None);
+            state.previews = self.previews_for(&state.pending_calls).await;
+            return Ok(Some(state));
         }
         for call in &calls {
             let Some(tool) = self.offered(&call.name) else { continue };
@@ -390,7 +417,30 @@ impl Segment<'_> {
         for (call, result) in settled {
             self.transcript.push(ChatMessage::tool_result(call.id, result));
         }
-        Ok(self.suspended(vec![pending], None))
+        let mut state = self.suspended(vec![pending], None);
+        state.previews = self.previews_for(&state.pending_calls).await;
+        Ok(state)
+    }
+
+    /// The previews of the approval-bound calls whose tools show one. A failing preview is kept
+    /// as failed, with a reason safe to show: a tool's refusal, or a fixed sentence.
+    pub async fn previews_for(&self, calls: &[ToolCall]) -> Vec<StoredPreview> {
+        let context = ToolContext::new(self.run_id, self.owner, self.rounds);
+        let mut previews = Vec::new();
+        for call in calls {
+            let Some(tool) = self.offered(&call.name).filter(|tool| tool.spec.needs_approval()) else { continue };
+            let preview = match tool.tool.preview(&call.arguments, &context).await {
+                Ok(None) => continue,
+                Ok(Some(preview)) => CallPreview::Ready(preview),
+                Err(ToolError::Rejected(reason)) => CallPreview::Failed { reason },
+                Err(ToolError::Failed(error)) => {
+                    tracing::warn!(run = %self.run_id, tool = %call.name, %error, "preview failed");
+                    CallPreview::Failed { reason: PREVIEW_FAILED.to_string() }
+                }
+            };
+            previews.push(StoredPreview { call_id: call.id.clone(), preview });
+        }
+        previews
     }
 
     fn refusal_for_unoffered(&self, name: &str) -> String {
@@ -416,7 +466,8 @@ impl Segment<'_> {
             let stamped = self.store.stamp_effect(self.run_id, &self.token, effect, self.lease_until()).await;
             self.owned(stamped).await?;
         }
-        let context = ToolContext { run_id: self.run_id, owner: self.owner, round: self.rounds };
+        let mut context = ToolContext::new(self.run_id, self.owner, self.rounds);
+        context.approved_basis = self.approved_bases.get(&call.id).cloned();
         let (arguments, mut output) = match run {
             Run::Start(arguments) => {
                 let output = tool.tool.call(arguments.clone(), &context).await;
@@ -479,6 +530,13 @@ impl Segment<'_> {
     pub async fn resume_approval(&mut self, state: SuspendedState, verdict: Verdict) -> Result<Finish, Stop> {
         self.transcript = state.messages;
         self.rounds = state.rounds;
+        if verdict.approved {
+            for stored in &state.previews {
+                if let CallPreview::Ready(preview) = &stored.preview {
+                    self.approved_bases.insert(stored.call_id.clone(), preview.basis.clone());
+                }
+            }
+        }
         for (index, call) in state.pending_calls.iter().enumerate() {
             let text = if !verdict.approved {
                 self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "denied" })).await;

@@ -3,6 +3,7 @@
 mod asks;
 mod flows;
 mod openai;
+mod previews;
 mod races;
 mod reaper;
 mod refusals;

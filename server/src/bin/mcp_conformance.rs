@@ -81,7 +81,7 @@ async fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     let source = hub.source();
-    let context = ToolContext { run_id: uuid::Uuid::nil(), owner: Actor::user(1), round: 1 };
+    let context = ToolContext::new(uuid::Uuid::nil(), Actor::user(1), 1);
     let mut failed = false;
     for spec in &server.tools {
         let name = &spec.name;
