@@ -235,6 +235,22 @@ catalogue! {
     ApprovalArguments => "Arguments", "Argumente";
     ApprovalWrites => "Changes content", "Ändert Inhalte";
     ApprovalReads => "Reads only", "Liest nur";
+    ApprovalDetails => "Show technical details", "Technische Details anzeigen";
+    PreviewCurrent => "Now", "Bisher";
+    PreviewProposed => "Proposed", "Neu";
+    PreviewEmpty => "(empty)", "(leer)";
+    PreviewFailed => "No preview could be made, so this change cannot be applied yet:", "Es konnte keine Vorschau erstellt werden, deshalb lässt sich diese Änderung noch nicht übernehmen:";
+    PreviewRetry => "Try the preview again", "Vorschau erneut versuchen";
+    FieldTitle => "Title", "Titel";
+    FieldDescription => "Meta description", "Meta-Beschreibung";
+    FieldHeading => "Heading", "Überschrift";
+    FieldHeadingLevel => "Heading level", "Überschriftenebene";
+    FieldParagraph => "Paragraph", "Absatz";
+    FieldLinkText => "Link text", "Linktext";
+    FieldAltText => "Alt text", "Alternativtext";
+    HandBackPreviewStale => "The page changed since this was proposed, so nothing was written. The preview shows its current state — check it and decide again.", "Die Seite hat sich seit diesem Vorschlag geändert, deshalb wurde nichts geschrieben. Die Vorschau zeigt den aktuellen Stand – bitte prüfen und erneut entscheiden.";
+    HandBackPreviewFailed => "No preview of this change could be made, so nothing was written. Try the preview again later, or decline the change.", "Für diese Änderung konnte keine Vorschau erstellt werden, deshalb wurde nichts geschrieben. Bitte die Vorschau später erneut versuchen oder die Änderung ablehnen.";
+    RunExpired => "This step waited too long without a decision and was cancelled. Nothing was carried out.", "Dieser Schritt hat zu lange auf eine Entscheidung gewartet und wurde abgebrochen. Es wurde nichts ausgeführt.";
     ApprovalToolGone => "The tool for this call is no longer registered.", "Das Werkzeug für diesen Aufruf ist nicht mehr registriert.";
 }
 

@@ -156,6 +156,43 @@ pub struct ApprovalCardView {
     pub digest: String,
     pub answers: CardAnswers,
     pub calls: Vec<PendingCallView>,
+    /// A call's preview failed: the card cannot apply, and its approve button asks for the
+    /// preview again instead (the server's rule; the button only says so).
+    #[serde(default)]
+    pub preview_failed: bool,
+}
+
+/// What a pending write would change, as its tool previewed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum PreviewView {
+    Ready {
+        subject: String,
+        changes: Vec<ChangeView>,
+    },
+    /// Why no preview could be made (the tool's words).
+    Failed {
+        reason: String,
+    },
+}
+
+/// One field: its name in the reader's language, and the text before and after, word by word.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangeView {
+    pub label: String,
+    pub diff: Vec<DiffView>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DiffKind {
+    Same,
+    Removed,
+    Added,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffView {
+    pub kind: DiffKind,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,6 +205,8 @@ pub struct PendingCallView {
     pub arguments: String,
     pub declares_write: bool,
     pub tool_registered: bool,
+    #[serde(default)]
+    pub preview: Option<PreviewView>,
 }
 
 /// Why a card was denied, in a process run.

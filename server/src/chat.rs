@@ -12,8 +12,8 @@ use app::backend::{ChatBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{
-    ApprovalCardView, AttachmentView, CardAnswers, CardDecision, ConversationSummary, ConversationView, DraftView,
-    MessageView, PendingCallView, PollView, QuestionView,
+    ApprovalCardView, AttachmentView, CardAnswers, CardDecision, ChangeView, ConversationSummary, ConversationView,
+    DiffKind, DiffView, DraftView, MessageView, PendingCallView, PollView, PreviewView, QuestionView,
 };
 use content::store::ContentStore;
 use question::form::{InputAnswer, InputPauseForm, YesNo};
@@ -102,6 +102,64 @@ fn attachment_view(file: &Attachment) -> AttachmentView {
         size: u64::try_from(file.size).unwrap_or_default(),
         truncated: file.truncated,
     }
+}
+
+/// A card as the reader sees it, in their language.
+pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lang: Lang) -> ApprovalCardView {
+    let preview_failed = pause.preview_failed();
+    let calls = pause
+        .pending_calls
+        .into_iter()
+        .map(|call| PendingCallView {
+            arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
+            preview: call.preview.map(|preview| preview_view(preview, lang)),
+            origin: call.origin,
+            name: call.name,
+            declares_write: call.declares_write,
+            tool_registered: call.tool_registered,
+        })
+        .collect();
+    ApprovalCardView { digest: pause.digest, answers, calls, preview_failed }
+}
+
+fn preview_view(preview: runtime::CallPreview, lang: Lang) -> PreviewView {
+    match preview {
+        runtime::CallPreview::Failed { reason } => PreviewView::Failed { reason },
+        runtime::CallPreview::Ready(preview) => PreviewView::Ready {
+            subject: preview.subject,
+            changes: preview
+                .changes
+                .into_iter()
+                .map(|change| ChangeView {
+                    label: field_label(&change.field, lang).map_or(change.label, str::to_string),
+                    diff: change
+                        .diff
+                        .into_iter()
+                        .map(|part| match part {
+                            runtime::DiffPart::Same(text) => DiffView { kind: DiffKind::Same, text },
+                            runtime::DiffPart::Removed(text) => DiffView { kind: DiffKind::Removed, text },
+                            runtime::DiffPart::Added(text) => DiffView { kind: DiffKind::Added, text },
+                        })
+                        .collect(),
+                })
+                .collect(),
+        },
+    }
+}
+
+/// The fields the content tools preview, named in the reader's language; another tool's field
+/// keeps the label its tool gave.
+fn field_label(field: &str, lang: Lang) -> Option<&'static str> {
+    Some(lang.t(match field {
+        "title" => Text::FieldTitle,
+        "description" => Text::FieldDescription,
+        "heading" => Text::FieldHeading,
+        "heading_level" => Text::FieldHeadingLevel,
+        "paragraph" => Text::FieldParagraph,
+        "link_text" => Text::FieldLinkText,
+        "alt_text" => Text::FieldAltText,
+        _ => return None,
+    }))
 }
 
 /// What starts the new turn once a waiting run is out of the way.
@@ -282,18 +340,7 @@ impl ChatService {
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
-                let calls = pause
-                    .pending_calls
-                    .iter()
-                    .map(|call| PendingCallView {
-                        origin: call.origin.clone(),
-                        name: call.name.clone(),
-                        arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
-                        declares_write: call.declares_write,
-                        tool_registered: call.tool_registered,
-                    })
-                    .collect();
-                (None, Some(ApprovalCardView { digest: pause.digest, answers, calls }))
+                (None, Some(card_view(pause, answers, lang)))
             }
             _ => (None, None),
         };

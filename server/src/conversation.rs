@@ -156,6 +156,10 @@ pub enum ErrorCode {
     ConfigurationInactive,
     NotAwaitingApproval,
     DecisionFailed,
+    /// What a write would change moved on since its preview; the card has a fresh one.
+    PreviewStale,
+    /// A write's preview could not be made; the card cannot apply.
+    PreviewFailed,
     /// Either, when no worker took the recorded answer or decision.
     NotDelivered,
     /// A note beside a turn that went on: the tool stopped waiting for an answer.
@@ -183,6 +187,8 @@ impl ErrorCode {
             ErrorCode::ConfigurationInactive => "configuration_inactive",
             ErrorCode::NotAwaitingApproval => "not_awaiting_approval",
             ErrorCode::DecisionFailed => "decision_failed",
+            ErrorCode::PreviewStale => "preview_stale",
+            ErrorCode::PreviewFailed => "preview_failed",
             ErrorCode::NotDelivered => "not_delivered",
             ErrorCode::QuestionWithdrawn => "question_withdrawn",
             ErrorCode::Run(reason) => reason.as_str(),
@@ -207,6 +213,8 @@ impl ErrorCode {
             "configuration_inactive" => ErrorCode::ConfigurationInactive,
             "not_awaiting_approval" => ErrorCode::NotAwaitingApproval,
             "decision_failed" => ErrorCode::DecisionFailed,
+            "preview_stale" => ErrorCode::PreviewStale,
+            "preview_failed" => ErrorCode::PreviewFailed,
             "not_delivered" => ErrorCode::NotDelivered,
             "question_withdrawn" => ErrorCode::QuestionWithdrawn,
             "cancelled" => ErrorCode::Cancelled,

@@ -22,6 +22,8 @@ pub fn input_code(refusal: &Refusal) -> ErrorCode {
         | Refusal::InitiatorOnly
         | Refusal::CorruptState
         | Refusal::ApproverNotPermitted
+        | Refusal::PreviewStale
+        | Refusal::PreviewFailed
         | Refusal::Unavailable(_) => ErrorCode::InputNotTaken,
     }
 }
@@ -34,6 +36,8 @@ pub fn approval_code(refusal: &Refusal) -> ErrorCode {
         Refusal::ApproverNotPermitted => ErrorCode::ApproverNotPermitted,
         Refusal::ConfigurationInactive => ErrorCode::ConfigurationInactive,
         Refusal::NotWaiting { .. } => ErrorCode::NotAwaitingApproval,
+        Refusal::PreviewStale => ErrorCode::PreviewStale,
+        Refusal::PreviewFailed => ErrorCode::PreviewFailed,
         Refusal::AccessDenied
         | Refusal::InitiatorOnly
         | Refusal::CorruptState
@@ -59,6 +63,8 @@ pub fn sentence(code: ErrorCode, lang: Lang) -> &'static str {
         ErrorCode::ConfigurationInactive => Text::HandBackConfigurationInactive,
         ErrorCode::NotAwaitingApproval => Text::HandBackNotAwaitingApproval,
         ErrorCode::DecisionFailed => Text::HandBackUnknown,
+        ErrorCode::PreviewStale => Text::HandBackPreviewStale,
+        ErrorCode::PreviewFailed => Text::HandBackPreviewFailed,
         ErrorCode::NotDelivered => Text::HandBackNotDelivered,
         ErrorCode::QuestionWithdrawn => Text::QuestionWithdrawn,
         ErrorCode::Run(FailureReason::ProviderFailed | FailureReason::RetriesExhausted) => Text::ErrorProviderFailed,
@@ -116,12 +122,16 @@ mod tests {
         assert_eq!(approval_code(&Refusal::StaleTurn), ErrorCode::StaleTurn);
         assert_eq!(approval_code(&Refusal::ApproverNotPermitted), ErrorCode::ApproverNotPermitted);
         assert_eq!(approval_code(&Refusal::InitiatorOnly), ErrorCode::DecisionFailed);
+        assert_eq!(approval_code(&Refusal::PreviewStale), ErrorCode::PreviewStale);
+        assert_eq!(approval_code(&Refusal::PreviewFailed), ErrorCode::PreviewFailed);
         for code in [
             ErrorCode::StaleTurn,
             ErrorCode::AlreadyResuming,
             ErrorCode::ApproverNotPermitted,
             ErrorCode::ConfigurationInactive,
             ErrorCode::NotAwaitingApproval,
+            ErrorCode::PreviewStale,
+            ErrorCode::PreviewFailed,
         ] {
             assert_ne!(sentence(code, Lang::De), Lang::De.t(Text::ErrorTurnFailed));
         }

@@ -1,15 +1,23 @@
-//! The approval card: the pending calls of a turn, and the answers the server says it offers.
+//! The approval card: the pending calls of a turn, what each would change, and the answers the
+//! server says it offers. Used by the chat and by the runs inbox.
 
 use leptos::ev::MouseEvent;
 use leptos::prelude::*;
 
 use crate::api::Decide;
 use crate::i18n::Text;
-use crate::model::{ApprovalCardView, CardAnswers, CardDecision};
+use crate::model::{ApprovalCardView, CardAnswers, CardDecision, ChangeView, DiffKind, DiffView, PreviewView};
 use crate::use_lang;
 
+/// `run_id` names the run the card belongs to when it is decided outside its conversation (the
+/// inbox), so the server can tell a card the chat moved on from.
 #[component]
-pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: ServerAction<Decide>) -> impl IntoView {
+pub fn ApprovalCard(
+    conversation_id: String,
+    card: ApprovalCardView,
+    decide: ServerAction<Decide>,
+    #[prop(optional)] run_id: Option<String>,
+) -> impl IntoView {
     let lang = use_lang();
     let pending = Memo::new(move |_| decide.pending().get());
     let guard = move |event: MouseEvent| {
@@ -40,9 +48,14 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
         .into_any(),
         CardAnswers::Plain => button(CardDecision::Deny, Text::ApprovalCancel, "secondary").into_any(),
     };
+    // Approving a card whose preview failed only makes the previews again (the runtime never
+    // applies what nobody saw), so the button says that.
+    let approve = if card.preview_failed { Text::PreviewRetry } else { Text::ApprovalApply };
+    let heading_id = format!("approval-card-title-{}", &card.digest[..card.digest.len().min(12)]);
+    let labelled_by = heading_id.clone();
     view! {
-        <section class="approval-card" aria-labelledby="approval-card-title" aria-busy=move || pending.get().to_string()>
-            <h2 id="approval-card-title">{lang.t(title)}</h2>
+        <section class="approval-card" aria-labelledby=labelled_by aria-busy=move || pending.get().to_string()>
+            <h2 id=heading_id>{lang.t(title)}</h2>
             <p class="pending-note">{lang.t(Text::ApprovalPending)}</p>
             <ul class="calls">
                 {card
@@ -54,6 +67,7 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
                         } else {
                             ("marker read", Text::ApprovalReads)
                         };
+                        let has_preview = call.preview.is_some();
                         view! {
                             <li class="call">
                                 <div class="call-head">
@@ -64,8 +78,13 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
                                     .origin
                                     .map(|origin| view! { <p class="origin">{lang.t(Text::ProposedBy)} " " {origin}</p> })}
                                 {(!call.tool_registered).then(|| view! { <p class="warning">{lang.t(Text::ApprovalToolGone)}</p> })}
-                                <details open>
-                                    <summary>{lang.t(Text::ApprovalArguments)}</summary>
+                                {call.preview.map(|preview| view! { <Preview preview/> })}
+                                // With a preview the arguments are one click away; without one
+                                // they are what there is to read.
+                                <details open=!has_preview>
+                                    <summary>
+                                        {lang.t(if has_preview { Text::ApprovalDetails } else { Text::ApprovalArguments })}
+                                    </summary>
                                     <pre class="arguments">{call.arguments}</pre>
                                 </details>
                             </li>
@@ -76,9 +95,69 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
             <ActionForm action=decide attr:class="card-answers">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=card.digest/>
-                {button(CardDecision::Approve, Text::ApprovalApply, "primary")}
+                {run_id.map(|run| view! { <input type="hidden" name="run" value=run/> })}
+                {button(CardDecision::Approve, approve, "primary")}
                 {denials}
             </ActionForm>
         </section>
+    }
+}
+
+#[component]
+fn Preview(preview: PreviewView) -> impl IntoView {
+    let lang = use_lang();
+    match preview {
+        PreviewView::Failed { reason } => view! {
+            <div class="preview failed" role="note">
+                <p class="warning">{lang.t(Text::PreviewFailed)} " " <span class="reason">{reason}</span></p>
+            </div>
+        }
+        .into_any(),
+        PreviewView::Ready { subject, changes } => view! {
+            <div class="preview">
+                <p class="preview-subject">{subject}</p>
+                {changes.into_iter().map(|change| view! { <Change change/> }).collect_view()}
+            </div>
+        }
+        .into_any(),
+    }
+}
+
+/// A field's text before and after, side by side: what goes is struck through on the left, what
+/// comes is marked on the right. Model-chosen text, so always text nodes, never markup.
+#[component]
+fn Change(change: ChangeView) -> impl IntoView {
+    let lang = use_lang();
+    let side = |parts: &[DiffView], drop: DiffKind| {
+        let shown: Vec<_> = parts.iter().filter(|part| part.kind != drop).cloned().collect();
+        if shown.iter().all(|part| part.text.is_empty()) {
+            return view! { <span class="empty">{lang.t(Text::PreviewEmpty)}</span> }.into_any();
+        }
+        shown
+            .into_iter()
+            .map(|part| match part.kind {
+                DiffKind::Same => view! { <span>{part.text}</span> }.into_any(),
+                DiffKind::Removed => view! { <del>{part.text}</del> }.into_any(),
+                DiffKind::Added => view! { <ins>{part.text}</ins> }.into_any(),
+            })
+            .collect_view()
+            .into_any()
+    };
+    let before = side(&change.diff, DiffKind::Added);
+    let after = side(&change.diff, DiffKind::Removed);
+    view! {
+        <div class="change">
+            <p class="field">{change.label}</p>
+            <div class="sides">
+                <div class="before">
+                    <span class="side-label">{lang.t(Text::PreviewCurrent)}</span>
+                    <p class="text">{before}</p>
+                </div>
+                <div class="after">
+                    <span class="side-label">{lang.t(Text::PreviewProposed)}</span>
+                    <p class="text">{after}</p>
+                </div>
+            </div>
+        </div>
     }
 }

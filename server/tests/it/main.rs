@@ -11,6 +11,7 @@ mod events;
 mod harness;
 mod mcp;
 mod model_errors;
+mod previews;
 mod processes;
 mod questions;
 mod scale;

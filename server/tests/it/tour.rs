@@ -13,20 +13,20 @@ use server::Services;
 
 use crate::harness::{texts, Client, TestServer};
 
-async fn demo_server() -> TestServer {
+pub(crate) async fn demo_server() -> TestServer {
     TestServer::start_services(tempfile::tempdir().unwrap(), Services::new(Arc::new(demo::DemoProvider))).await
 }
 
-fn content(server: &TestServer) -> ContentStore {
+pub(crate) fn content(server: &TestServer) -> ContentStore {
     ContentStore::new(server.store().db().clone())
 }
 
-async fn page(server: &TestServer, slug: &str) -> Page {
+pub(crate) async fn page(server: &TestServer, slug: &str) -> Page {
     content(server).page_by_slug(slug).await.unwrap().unwrap_or_else(|| panic!("seed page {slug}"))
 }
 
 /// Starts a tour the way the page's button does; the answer redirects to the conversation.
-async fn start_tour(client: &Client, page_id: i64, accept_language: &str) -> String {
+pub(crate) async fn start_tour(client: &Client, page_id: i64, accept_language: &str) -> String {
     let response = client
         .http
         .post(format!("{}/api/start_tour", client.base))
@@ -51,7 +51,7 @@ fn option_labels(conversation: &Value) -> Vec<String> {
 }
 
 /// Answers the open question with the option of this label, as its button does.
-async fn answer(client: &Client, id: &str, conversation: &Value, label: &str) -> Value {
+pub(crate) async fn answer(client: &Client, id: &str, conversation: &Value, label: &str) -> Value {
     let options = conversation["question"]["form"]["options"].as_array().expect("a choice question");
     let option = options.iter().find(|option| option["label"] == label).unwrap_or_else(|| panic!("no option {label}"));
     let choice = serde_json::to_string(&option["value"]).unwrap();
@@ -62,7 +62,7 @@ async fn answer(client: &Client, id: &str, conversation: &Value, label: &str) ->
     client.settled_conversation(id).await
 }
 
-async fn decide(client: &Client, id: &str, conversation: &Value, decision: &str) -> Value {
+pub(crate) async fn decide(client: &Client, id: &str, conversation: &Value, decision: &str) -> Value {
     let digest = conversation["card"]["digest"].as_str().expect("a card");
     let (status, body) =
         client.call_json("decide", &[("conversation_id", id), ("digest", digest), ("decision", decision)]).await;
