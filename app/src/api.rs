@@ -105,6 +105,7 @@ pub async fn answer(
     free_text: Option<String>,
     fields: Option<std::collections::BTreeMap<String, String>>,
     decline: Option<String>,
+    run: Option<String>,
 ) -> Result<(), AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
     use question::form::InputAnswer;
@@ -123,18 +124,39 @@ pub async fn answer(
         (None, None, _, true) => InputAnswer::Decline,
         _ => return Err(fail(AppError::AnswerNotOffered)),
     };
-    chat()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await.map_err(fail)
+    match run.filter(|run| !run.is_empty()) {
+        Some(run) => chat()?.answer_run(&user, &conversation_id, &run, &digest, answer, request_lang()).await,
+        None => chat()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await,
+    }
+    .map_err(fail)
 }
 
 /// Decides on the approval card: `approve`, `deny`, or in a process run `variant` or `skip`.
 #[server(endpoint = "decide")]
-pub async fn decide(conversation_id: String, digest: String, decision: String) -> Result<(), AppError> {
+pub async fn decide(
+    conversation_id: String,
+    digest: String,
+    decision: String,
+    run: Option<String>,
+) -> Result<(), AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
     use crate::i18n::Text;
     use crate::model::CardDecision;
     let user = signed_in()?;
     let decision = CardDecision::parse(&decision).ok_or(AppError::Invalid(Text::ErrorTransport)).map_err(fail)?;
-    chat()?.decide(&user, &conversation_id, &digest, decision, request_lang()).await.map_err(fail)
+    match run.filter(|run| !run.is_empty()) {
+        Some(run) => chat()?.decide_run(&user, &conversation_id, &run, &digest, decision, request_lang()).await,
+        None => chat()?.decide(&user, &conversation_id, &digest, decision, request_lang()).await,
+    }
+    .map_err(fail)
+}
+
+/// The reader's runs that wait for a decision or an answer, in any conversation.
+#[server(endpoint = "inbox")]
+pub async fn inbox() -> Result<crate::model::InboxView, AppError> {
+    use crate::backend::{chat, fail, request_lang, signed_in};
+    let user = signed_in()?;
+    chat()?.inbox(&user, request_lang()).await.map_err(fail)
 }
 
 /// Runs a failed turn again over the transcript as it is.

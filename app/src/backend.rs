@@ -65,6 +65,29 @@ pub trait ChatBackend: Send + Sync + 'static {
         decision: CardDecision,
         lang: Lang,
     ) -> Result<(), AppError>;
+    /// [`ChatBackend::answer`] from the runs inbox, for one of the conversation's runs, which may
+    /// be one the chat moved on from. The same checks.
+    async fn answer_run(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        run: &str,
+        digest: &str,
+        answer: InputAnswer,
+        lang: Lang,
+    ) -> Result<(), AppError>;
+    /// [`ChatBackend::decide`] from the runs inbox.
+    async fn decide_run(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        run: &str,
+        digest: &str,
+        decision: CardDecision,
+        lang: Lang,
+    ) -> Result<(), AppError>;
+    /// The reader's runs that wait for a decision or an answer.
+    async fn inbox(&self, user: &CurrentUser, lang: Lang) -> Result<crate::model::InboxView, AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     /// Replaces the transcript from one of the reader's messages on with its edited text, and
     /// runs the conversation again from there.

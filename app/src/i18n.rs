@@ -182,6 +182,14 @@ catalogue! {
     NavChat => "Chat", "Chat";
     NavPages => "Pages", "Seiten";
     NavTools => "Tools", "Werkzeuge";
+    NavInbox => "Waiting", "Wartend";
+    InboxTitle => "Waiting for you", "Wartet auf dich";
+    InboxLead => "Every run that waits for your decision or answer, also in chats that have moved on. Deciding here carries the run on; its chat shows it.", "Alle Läufe, die auf deine Entscheidung oder Antwort warten, auch aus Chats, die weitergegangen sind. Eine Entscheidung hier setzt den Lauf fort; sein Chat zeigt das.";
+    InboxEmpty => "Nothing waits for you.", "Nichts wartet auf dich.";
+    InboxWaitsApproval => "Waits for approval", "Wartet auf Freigabe";
+    InboxWaitsAnswer => "Waits for an answer", "Wartet auf Antwort";
+    InboxWaitingFor => "for", "seit";
+    InboxMovedOn => "The chat has moved on since. Deciding here carries this run on, and its answer joins the chat as a line of its own.", "Der Chat ist inzwischen weitergegangen. Eine Entscheidung hier setzt diesen Lauf fort, und seine Antwort erscheint als eigene Zeile im Chat.";
     ToolsTitle => "Tools", "Werkzeuge";
     ToolsLead => "What the assistant can use. Reads run at once; writes wait for your approval on a card.", "Was der Assistent benutzen kann. Lesendes läuft sofort; Schreibendes wartet auf deine Freigabe auf einer Karte.";
     ToolsBuiltIn => "Built in", "Eingebaut";
@@ -251,6 +259,14 @@ catalogue! {
     HandBackPreviewStale => "The page changed since this was proposed, so nothing was written. The preview shows its current state — check it and decide again.", "Die Seite hat sich seit diesem Vorschlag geändert, deshalb wurde nichts geschrieben. Die Vorschau zeigt den aktuellen Stand – bitte prüfen und erneut entscheiden.";
     HandBackPreviewFailed => "No preview of this change could be made, so nothing was written. Try the preview again later, or decline the change.", "Für diese Änderung konnte keine Vorschau erstellt werden, deshalb wurde nichts geschrieben. Bitte die Vorschau später erneut versuchen oder die Änderung ablehnen.";
     RunExpired => "This step waited too long without a decision and was cancelled. Nothing was carried out.", "Dieser Schritt hat zu lange auf eine Entscheidung gewartet und wurde abgebrochen. Es wurde nichts ausgeführt.";
+    NoteDecidedElsewhere => "Carried on after a decision in the runs inbox:", "Nach einer Entscheidung in den wartenden Läufen fortgesetzt:";
+    NoteElsewhereFailed => "A run decided in the runs inbox could not be finished.", "Ein in den wartenden Läufen entschiedener Lauf konnte nicht abgeschlossen werden.";
+    Minute => "minute", "Minute";
+    Minutes => "minutes", "Minuten";
+    Hour => "hour", "Stunde";
+    Hours => "hours", "Stunden";
+    Day => "day", "Tag";
+    Days => "days", "Tagen";
     ApprovalToolGone => "The tool for this call is no longer registered.", "Das Werkzeug für diesen Aufruf ist nicht mehr registriert.";
 }
 

@@ -20,6 +20,7 @@ use leptos_router::{path, SsrMode};
 use crate::i18n::{Lang, Text};
 use crate::pages::chat::ChatPage;
 use crate::pages::content::{ContentPage, PagesPage};
+use crate::pages::inbox::InboxPage;
 use crate::pages::login::LoginPage;
 use crate::pages::tools::ToolsPage;
 
@@ -85,6 +86,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/pages") view=PagesPage ssr=SsrMode::Async/>
                 <Route path=path!("/pages/:id") view=ContentPage ssr=SsrMode::Async/>
                 <Route path=path!("/tools") view=ToolsPage ssr=SsrMode::Async/>
+                <Route path=path!("/runs") view=InboxPage ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

@@ -70,6 +70,10 @@ pub struct MessageView {
     /// Files sent with this message.
     #[serde(default)]
     pub attachments: Vec<AttachmentView>,
+    /// What the line is, when the transcript alone does not say it (an answer that came after a
+    /// decision in the runs inbox, a run that expired), in the reader's language.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// A file attached to a message (or waiting for the next one), without its bytes.
@@ -139,6 +143,9 @@ pub struct QuestionView {
     /// Who asks, for people (e.g. "MCP server files"), when it is not the assistant itself.
     #[serde(default)]
     pub asked_by: Option<String>,
+    /// Set in the runs inbox: the run the question belongs to.
+    #[serde(default)]
+    pub run: Option<String>,
 }
 
 /// Which answers a card offers. The server decides; the browser only renders it.
@@ -160,6 +167,31 @@ pub struct ApprovalCardView {
     /// preview again instead (the server's rule; the button only says so).
     #[serde(default)]
     pub preview_failed: bool,
+    /// Set in the runs inbox: the run the card belongs to.
+    #[serde(default)]
+    pub run: Option<String>,
+}
+
+/// The reader's runs that wait for a decision or an answer, each with its card or question.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxView {
+    pub items: Vec<InboxItemView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InboxItemView {
+    pub run_id: String,
+    pub conversation_id: String,
+    pub conversation_title: String,
+    /// How long it waits, in the reader's language ("3 hours").
+    pub waiting_for: String,
+    /// The chat has moved on from it (a new message came): deciding here carries it on, and its
+    /// answer joins the chat as a line of its own.
+    pub moved_on: bool,
+    /// Why the last decision or answer was not taken, in the reader's language.
+    pub error: Option<String>,
+    pub question: Option<QuestionView>,
+    pub card: Option<ApprovalCardView>,
 }
 
 /// What a pending write would change, as its tool previewed it.

@@ -1,5 +1,6 @@
 pub mod chat;
 pub mod content;
 pub mod header;
+pub mod inbox;
 pub mod login;
 pub mod tools;

@@ -427,6 +427,8 @@ pub struct RunView {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// The last change: for a waiting run, since when it waits (or since its card came back).
+    pub updated_at: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

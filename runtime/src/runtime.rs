@@ -411,11 +411,30 @@ impl Runtime {
         if !may_act(actor, &record) {
             return Ok(None);
         }
+        Ok(Some(self.view(record)))
+    }
+
+    /// The actor's own runs that wait for an approval or an answer (an inbox), longest waiting
+    /// first, each with its pause.
+    pub async fn waiting_runs(&self, actor: &Actor, limit: u32) -> Result<Vec<RunView>, RuntimeError> {
+        let records = self.store.waiting_of(actor.user_id, limit).await?;
+        Ok(records.into_iter().map(|record| self.view(record)).collect())
+    }
+
+    /// Runs that have waited for a decision or an answer since before `cutoff` (Unix seconds),
+    /// with their owners: candidates for expiry, which the caller cancels with
+    /// [`Runtime::cancel_if_waiting`].
+    pub async fn waiting_since_before(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, Actor)>, RuntimeError> {
+        let runs = self.store.waiting_since_before(cutoff, limit).await?;
+        Ok(runs.into_iter().map(|(id, owner)| (id, Actor::user(owner))).collect())
+    }
+
+    fn view(&self, record: RunRecord) -> RunView {
         let pause = record.status.is_waiting().then(|| match decode_state(&record) {
             Some(state) if state.status() == record.status => self.pause_view(&state, record.process),
             _ => PauseView::Unreadable,
         });
-        Ok(Some(RunView {
+        RunView {
             run_id: record.id,
             status: record.status,
             owner_user_id: record.owner_user_id,
@@ -430,7 +449,8 @@ impl Runtime {
             created_at: record.created_at,
             started_at: record.started_at,
             finished_at: record.finished_at,
-        }))
+            updated_at: record.updated_at,
+        }
     }
 
     /// Events after `after_sequence` (use -1 for all), ascending. Empty for unknown or foreign runs.

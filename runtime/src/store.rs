@@ -47,6 +47,7 @@ struct RunRow {
     created_at: i64,
     started_at: Option<i64>,
     finished_at: Option<i64>,
+    updated_at: i64,
 }
 
 /// A run row with its columns typed. JSON columns stay text: decoding them is the caller's
@@ -73,6 +74,7 @@ pub(crate) struct RunRecord {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    pub updated_at: i64,
 }
 
 fn small(value: i64) -> u32 {
@@ -113,6 +115,7 @@ impl TryFrom<RunRow> for RunRecord {
             created_at: row.created_at,
             started_at: row.started_at,
             finished_at: row.finished_at,
+            updated_at: row.updated_at,
         })
     }
 }
@@ -199,7 +202,7 @@ impl Store {
         let row: Option<RunRow> = on!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
-                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at
+                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
              FROM runs WHERE id = $1",
         )
         .bind(id.to_string())
@@ -213,12 +216,46 @@ impl Store {
         let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
-                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at
+                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
              FROM runs WHERE status = 'waiting_for_input'",
         )
         .fetch_all(pool)
         .await)?;
         rows.into_iter().map(RunRecord::try_from).collect()
+    }
+
+    /// An owner's runs that wait for an approval or an answer, the longest waiting first.
+    pub async fn waiting_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+        let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
+                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
+                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
+             FROM runs WHERE owner_user_id = $1 AND status IN ('waiting_for_approval', 'waiting_for_input')
+             ORDER BY updated_at, id LIMIT $2",
+        )
+        .bind(owner_user_id)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(RunRecord::try_from).collect()
+    }
+
+    /// Runs that have waited since before `cutoff`, with their owners.
+    pub async fn waiting_since_before(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, i64)>, StoreError> {
+        let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, owner_user_id FROM runs
+             WHERE status IN ('waiting_for_approval', 'waiting_for_input') AND updated_at < $1
+             ORDER BY updated_at, id LIMIT $2",
+        )
+        .bind(cutoff)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter()
+            .map(|(id, owner)| {
+                Uuid::parse_str(&id).map(|id| (id, owner)).map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))
+            })
+            .collect()
     }
 
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {

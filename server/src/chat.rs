@@ -13,14 +13,17 @@ use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{
     ApprovalCardView, AttachmentView, CardAnswers, CardDecision, ChangeView, ConversationSummary, ConversationView,
-    DiffKind, DiffView, DraftView, MessageView, PendingCallView, PollView, PreviewView, QuestionView,
+    DiffKind, DiffView, DraftView, InboxItemView, InboxView, MessageView, PendingCallView, PollView, PreviewView,
+    QuestionView,
 };
 use content::store::ContentStore;
 use question::form::{InputAnswer, InputPauseForm, YesNo};
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::continue_intent::is_continue_intent;
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, PendingDecision, Reply};
+use crate::conversation::{
+    Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply,
+};
 use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
@@ -104,6 +107,80 @@ fn attachment_view(file: &Attachment) -> AttachmentView {
     }
 }
 
+/// The runs inbox lists at most this many waiting runs.
+pub const INBOX_LIMIT: u32 = 100;
+
+/// A question as the reader sees it.
+fn question_view(pause: runtime::InputPause) -> QuestionView {
+    QuestionView {
+        form: InputPauseForm::parse(&pause.schema),
+        declinable: pause.asked_while_running,
+        asked_by: pause.asked_by,
+        digest: pause.digest,
+        run: None,
+    }
+}
+
+/// An answer checked against the question as it stands (digest, options, field types), and the
+/// line it reads as in the transcript.
+fn checked_reply(
+    pause: &runtime::InputPause,
+    digest: &str,
+    answer: InputAnswer,
+    lang: Lang,
+) -> Result<(Reply, String), AppError> {
+    if !runtime::digest::digests_match(&pause.digest, Some(digest)) {
+        return Err(AppError::QuestionChanged);
+    }
+    if let InputAnswer::FreeText(text) = &answer {
+        if text.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(AppError::Invalid(Text::ErrorMessageTooLong));
+        }
+    }
+    match answer {
+        // Only a question a tool asked while it ran can be declined.
+        InputAnswer::Decline if pause.asked_while_running => Ok((Reply::Decline, lang.t(Text::Declined).to_string())),
+        InputAnswer::Decline => Err(AppError::AnswerNotOffered),
+        answer => {
+            let form = InputPauseForm::parse(&pause.schema);
+            let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
+            let accepted = form.check(&answer, words).map_err(|_| AppError::AnswerNotOffered)?;
+            Ok((Reply::Values(accepted.data), accepted.display))
+        }
+    }
+}
+
+/// A decision checked against the card as it stands: approve, deny, and a reason only where the
+/// card offers one (else a plain denial); the reason's label for the transcript.
+fn checked_decision(
+    pause: &runtime::ApprovalPause,
+    digest: &str,
+    decision: CardDecision,
+    offers_reasons: bool,
+    lang: Lang,
+) -> Result<(bool, Option<DenialReason>, Option<&'static str>), AppError> {
+    if !runtime::digest::digests_match(&pause.digest, Some(digest)) {
+        return Err(AppError::CardChanged);
+    }
+    Ok(match decision {
+        CardDecision::Approve => (true, None, None),
+        CardDecision::Deny => (false, None, None),
+        CardDecision::Variant if offers_reasons => (false, Some(DenialReason::Variant), Some(lang.t(Text::ApprovalVariant))),
+        CardDecision::Skip if offers_reasons => (false, Some(DenialReason::Skip), Some(lang.t(Text::ApprovalSkip))),
+        CardDecision::Variant | CardDecision::Skip => (false, None, None),
+    })
+}
+
+/// How long something has waited, roughly, in the reader's language.
+fn waited(seconds: i64, lang: Lang) -> String {
+    let (count, one, many) = match seconds.max(0) {
+        s if s < 3600 => ((s / 60).max(1), Text::Minute, Text::Minutes),
+        s if s < 86_400 => (s / 3600, Text::Hour, Text::Hours),
+        s => (s / 86_400, Text::Day, Text::Days),
+    };
+    format!("{count} {}", lang.t(if count == 1 { one } else { many }))
+}
+
 /// A card as the reader sees it, in their language.
 pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lang: Lang) -> ApprovalCardView {
     let preview_failed = pause.preview_failed();
@@ -119,7 +196,7 @@ pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lan
             tool_registered: call.tool_registered,
         })
         .collect();
-    ApprovalCardView { digest: pause.digest, answers, calls, preview_failed }
+    ApprovalCardView { digest: pause.digest, answers, calls, preview_failed, run: None }
 }
 
 fn preview_view(preview: runtime::CallPreview, lang: Lang) -> PreviewView {
@@ -267,6 +344,35 @@ impl ChatService {
         self.store.conversation_of(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
     }
 
+    /// The conversation and one of its runs, for the runs inbox: unknown ids and another user's
+    /// are alike not found.
+    async fn run_of(&self, user: &CurrentUser, id: &str, run: &str) -> Result<(Conversation, Uuid), AppError> {
+        let run_id = Uuid::parse_str(run.trim()).map_err(|_| AppError::NotFound)?;
+        let row = self.owned(user, id).await?;
+        if row.run_id != Some(run_id) {
+            let owner = self.store.conversation_of_any_run(run_id).await.map_err(internal)?;
+            if owner.is_none_or(|owner| owner.id != row.id) {
+                return Err(AppError::NotFound);
+            }
+        }
+        Ok((row, run_id))
+    }
+
+    async fn pause_of_run(&self, row: &Conversation, run_id: Uuid) -> Result<Option<PauseView>, AppError> {
+        let view = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
+        Ok(view.and_then(|view| view.pause))
+    }
+
+    /// Records a decision or answer given in the inbox for a run the chat moved on from; a second
+    /// one for the same run loses.
+    async fn record_run_decision(&self, row: &Conversation, run_id: Uuid, recorded: &Recorded) -> Result<(), AppError> {
+        if !self.store.record_run_decision(&row.id, run_id, recorded).await.map_err(internal)? {
+            return Err(AppError::DecisionInFlight);
+        }
+        self.wake(&row.id);
+        Ok(())
+    }
+
     /// What the run waits on, read live: the question and card are always the ones as they stand.
     async fn pause_of(&self, row: &Conversation) -> Result<Option<PauseView>, AppError> {
         let Some(run_id) = row.run_id else { return Ok(None) };
@@ -330,13 +436,7 @@ impl ChatService {
         let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
             Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
-                let question = QuestionView {
-                    form: InputPauseForm::parse(&pause.schema),
-                    declinable: pause.asked_while_running,
-                    asked_by: pause.asked_by,
-                    digest: pause.digest,
-                };
-                (Some(question), None)
+                (Some(question_view(pause)), None)
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
@@ -381,6 +481,12 @@ impl ChatService {
                     html: (message.role == MessageRole::Assistant)
                         .then(|| crate::markdown::to_safe_html(&message.content)),
                     stopped: message.notice == Some(Notice::Stopped),
+                    note: match message.notice {
+                        Some(Notice::DecidedElsewhere) => Some(lang.t(Text::NoteDecidedElsewhere).to_string()),
+                        Some(Notice::ElsewhereFailed) => Some(lang.t(Text::NoteElsewhereFailed).to_string()),
+                        Some(Notice::Expired) => Some(lang.t(Text::RunExpired).to_string()),
+                        _ => None,
+                    },
                     content: message.content,
                 })
                 .collect(),
@@ -558,25 +664,7 @@ impl ChatBackend for ChatService {
         let Some(PauseView::Input(pause)) = self.pause_of(&row).await? else {
             return Err(AppError::NotAwaitingInput);
         };
-        if !runtime::digest::digests_match(&pause.digest, Some(digest)) {
-            return Err(AppError::QuestionChanged);
-        }
-        if let InputAnswer::FreeText(text) = &answer {
-            if text.chars().count() > MAX_MESSAGE_CHARS {
-                return Err(AppError::Invalid(Text::ErrorMessageTooLong));
-            }
-        }
-        let (reply, display) = match answer {
-            // Only a question a tool asked while it ran can be declined.
-            InputAnswer::Decline if pause.asked_while_running => (Reply::Decline, lang.t(Text::Declined).to_string()),
-            InputAnswer::Decline => return Err(AppError::AnswerNotOffered),
-            answer => {
-                let form = InputPauseForm::parse(&pause.schema);
-                let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
-                let accepted = form.check(&answer, words).map_err(|_| AppError::AnswerNotOffered)?;
-                (Reply::Values(accepted.data), accepted.display)
-            }
-        };
+        let (reply, display) = checked_reply(&pause, digest, answer, lang)?;
         let recorded =
             self.store.record_answer(user.id, id, &pause.digest, &reply, Some(&display)).await.map_err(internal)?;
         if !recorded {
@@ -605,21 +693,10 @@ impl ChatBackend for ChatService {
         let Some(PauseView::Approval(pause)) = self.pause_of(&row).await? else {
             return Err(AppError::NotAwaitingApproval);
         };
-        if !runtime::digest::digests_match(&pause.digest, Some(digest)) {
-            return Err(AppError::CardChanged);
-        }
         // The server decides which answers a card has: a reason for a card that does not offer
         // one is a plain denial.
         let offers_reasons = self.card_answers(&row, &pause) == CardAnswers::Process;
-        let (approve, reason, label) = match decision {
-            CardDecision::Approve => (true, None, None),
-            CardDecision::Deny => (false, None, None),
-            CardDecision::Variant if offers_reasons => {
-                (false, Some(DenialReason::Variant), Some(lang.t(Text::ApprovalVariant)))
-            }
-            CardDecision::Skip if offers_reasons => (false, Some(DenialReason::Skip), Some(lang.t(Text::ApprovalSkip))),
-            CardDecision::Variant | CardDecision::Skip => (false, None, None),
-        };
+        let (approve, reason, label) = checked_decision(&pause, digest, decision, offers_reasons, lang)?;
         let recorded = self
             .store
             .record_decision(user.id, id, Decision { approve, digest: &pause.digest, reason, label })
@@ -630,6 +707,97 @@ impl ChatBackend for ChatService {
         }
         self.wake(id);
         Ok(())
+    }
+
+    async fn answer_run(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        run: &str,
+        digest: &str,
+        answer: InputAnswer,
+        lang: Lang,
+    ) -> Result<(), AppError> {
+        let (row, run_id) = self.run_of(user, id, run).await?;
+        if row.run_id == Some(run_id) {
+            return self.answer(user, id, digest, answer, lang).await;
+        }
+        let Some(PauseView::Input(pause)) = self.pause_of_run(&row, run_id).await? else {
+            return Err(AppError::NotAwaitingInput);
+        };
+        let (reply, _) = checked_reply(&pause, digest, answer, lang)?;
+        let recorded = Recorded::Answer { digest: pause.digest.clone(), reply };
+        self.record_run_decision(&row, run_id, &recorded).await
+    }
+
+    async fn decide_run(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        run: &str,
+        digest: &str,
+        decision: CardDecision,
+        lang: Lang,
+    ) -> Result<(), AppError> {
+        let (row, run_id) = self.run_of(user, id, run).await?;
+        if row.run_id == Some(run_id) {
+            return self.decide(user, id, digest, decision, lang).await;
+        }
+        let Some(PauseView::Approval(pause)) = self.pause_of_run(&row, run_id).await? else {
+            return Err(AppError::NotAwaitingApproval);
+        };
+        let (approve, reason, _) = checked_decision(&pause, digest, decision, pause.offers_denial_reason(), lang)?;
+        let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason };
+        self.record_run_decision(&row, run_id, &recorded).await
+    }
+
+    async fn inbox(&self, user: &CurrentUser, lang: Lang) -> Result<InboxView, AppError> {
+        let runs = self.runtime.waiting_runs(&Actor::user(user.id), INBOX_LIMIT).await.map_err(runtime_failure)?;
+        let mut items = Vec::with_capacity(runs.len());
+        for view in runs {
+            let Some(row) = self.store.conversation_of_any_run(view.run_id).await.map_err(internal)? else { continue };
+            if row.user_id != user.id {
+                continue;
+            }
+            let moved_on = row.run_id != Some(view.run_id);
+            let error = if moved_on {
+                match self.store.run_decision(view.run_id).await.map_err(internal)? {
+                    // On its way to the run: decided already.
+                    Some(decision) if decision.refused.is_none() => continue,
+                    Some(decision) => decision.refused,
+                    None => None,
+                }
+            } else if row.status.is_waiting() {
+                row.error
+            } else {
+                // A decision or answer recorded in the chat is on its way.
+                continue;
+            };
+            let run = Some(view.run_id.to_string());
+            let (question, card) = match view.pause {
+                Some(PauseView::Input(pause)) => (Some(QuestionView { run, ..question_view(pause) }), None),
+                Some(PauseView::Approval(pause)) => {
+                    let answers = if moved_on {
+                        if pause.offers_denial_reason() { CardAnswers::Process } else { CardAnswers::Plain }
+                    } else {
+                        self.card_answers(&row, &pause)
+                    };
+                    (None, Some(ApprovalCardView { run, ..card_view(pause, answers, lang) }))
+                }
+                Some(PauseView::Unreadable) | None => continue,
+            };
+            items.push(InboxItemView {
+                run_id: view.run_id.to_string(),
+                conversation_id: row.id,
+                conversation_title: row.title,
+                waiting_for: waited(db::now().saturating_sub(view.updated_at), lang),
+                moved_on,
+                error: error.map(|code| handback::sentence(code, lang).to_string()),
+                question,
+                card,
+            });
+        }
+        Ok(InboxView { items })
     }
 
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {

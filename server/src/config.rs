@@ -26,10 +26,13 @@ pub struct Config {
     pub mcp: Option<mcp::McpConfig>,
     /// The largest file a reader may attach, in bytes.
     pub attachment_limit: usize,
+    /// How long a run may wait for a decision or an answer before it is cancelled.
+    pub waiting_expiry: Duration,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_ATTACHMENT_LIMIT_MIB: usize = 10;
+pub const DEFAULT_WAITING_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
 const MIB: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -49,6 +52,8 @@ pub enum ConfigError {
     BadLease(String),
     #[error("'{0}' is not a valid attachment limit (expected a number of MiB from 1 to 100)")]
     BadAttachmentLimit(String),
+    #[error("'{0}' is not a valid expiry (expected a duration such as 7d, 36h, 90m or 600s)")]
+    BadExpiry(String),
     #[error("with --web off and --worker off this process would do nothing")]
     NothingToRun,
     #[error(transparent)]
@@ -94,6 +99,28 @@ struct Args {
     /// (default 10)
     #[arg(long, value_name = "MIB")]
     attachment_limit_mb: Option<String>,
+    /// How long a run may wait for a decision or an answer before it is cancelled, with a line
+    /// in its conversation: e.g. 7d, 36h, 90m, 600s [TOURGUIDE_WAITING_EXPIRY] (default 7d)
+    #[arg(long, value_name = "DURATION")]
+    waiting_expiry: Option<String>,
+}
+
+/// `7d`, `36h`, `90m`, `600s` or plain seconds; at least a second, at most ten years.
+fn duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (number, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds_per = match unit.trim() {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return None,
+    };
+    let seconds = number.parse::<u64>().ok()?.checked_mul(seconds_per)?;
+    (1..=10 * 365 * 86_400).contains(&seconds).then(|| Duration::from_secs(seconds))
 }
 
 fn switch(name: &str, value: Option<String>) -> Result<bool, ConfigError> {
@@ -168,7 +195,12 @@ impl Config {
                 _ => return Err(ConfigError::BadAttachmentLimit(text)),
             },
         };
+        let waiting_expiry = match args.waiting_expiry.or_else(|| env("TOURGUIDE_WAITING_EXPIRY")) {
+            None => DEFAULT_WAITING_EXPIRY,
+            Some(text) => duration(&text).ok_or(ConfigError::BadExpiry(text))?,
+        };
         Ok(Config {
+            waiting_expiry,
             attachment_limit,
             database,
             address,
@@ -204,6 +236,7 @@ mod tests {
         assert_eq!(config.site_root, "target/site");
         assert!(config.worker && config.web);
         assert_eq!(config.lease, DEFAULT_LEASE);
+        assert_eq!(config.waiting_expiry, DEFAULT_WAITING_EXPIRY);
         assert_eq!(config.mcp, None);
         assert_eq!(config.attachment_limit, 10 * 1024 * 1024);
     }
@@ -266,6 +299,14 @@ mod tests {
         let said = parse(&[], &["--database", "postgres://u:hunter2@host:notaport/db"]).unwrap_err().to_string();
         assert!(!said.contains("hunter2") && said.contains("u:***@host"), "{said}");
         assert!(matches!(parse(&[], &["--lease", "0"]).unwrap_err(), ConfigError::BadLease(_)));
+        for (text, seconds) in [("7d", 604_800), ("36h", 129_600), ("90m", 5_400), ("600s", 600), ("45", 45)] {
+            let config = parse(&[("TOURGUIDE_WAITING_EXPIRY", text)], &[]).unwrap();
+            assert_eq!(config.waiting_expiry, Duration::from_secs(seconds), "{text}");
+        }
+        for bad in ["0s", "7w", "d", "-1d", ""] {
+            let error = parse(&[], &["--waiting-expiry", bad]).unwrap_err();
+            assert_eq!(error, ConfigError::BadExpiry(bad.to_string()), "{bad}");
+        }
         assert!(matches!(parse(&[("TOURGUIDE_LEASE_SECONDS", "soon")], &[]).unwrap_err(), ConfigError::BadLease(_)));
     }
 

@@ -278,6 +278,13 @@ pub enum Notice {
     Decision,
     /// A reply the reader stopped while the model wrote it: the text as far as it got.
     Stopped,
+    /// The answer of a run the conversation had moved on from, carried on after a decision in
+    /// the runs inbox.
+    DecidedElsewhere,
+    /// Such a run failed (the line has no text; the page says it in the reader's language).
+    ElsewhereFailed,
+    /// A run waited too long for a decision or an answer and was cancelled (no text either).
+    Expired,
 }
 
 impl Notice {
@@ -286,6 +293,9 @@ impl Notice {
             Notice::InputAnswer => "input_answer",
             Notice::Decision => "decision",
             Notice::Stopped => "stopped",
+            Notice::DecidedElsewhere => "decided_elsewhere",
+            Notice::ElsewhereFailed => "elsewhere_failed",
+            Notice::Expired => "expired",
         }
     }
 
@@ -294,6 +304,9 @@ impl Notice {
             "input_answer" => Some(Notice::InputAnswer),
             "decision" => Some(Notice::Decision),
             "stopped" => Some(Notice::Stopped),
+            "decided_elsewhere" => Some(Notice::DecidedElsewhere),
+            "elsewhere_failed" => Some(Notice::ElsewhereFailed),
+            "expired" => Some(Notice::Expired),
             _ => None,
         }
     }

@@ -64,6 +64,16 @@ pub enum Settle<'a> {
 pub struct Job {
     pub id: i64,
     pub conversation_id: String,
+    pub kind: JobKind,
+}
+
+/// What a job is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// Carry the conversation's turn on.
+    Turn,
+    /// Deliver the decisions and answers given in the inbox for runs the conversation moved on from.
+    RunDecision,
 }
 
 /// An attachment as the reader uploaded it, with the text extracted for the model.
@@ -1198,17 +1208,22 @@ impl Store {
             Backend::Sqlite => {
                 "UPDATE jobs SET state = 'running', lease_until = $1
                  WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1) AND state = 'queued'
-                 RETURNING id, conversation_id"
+                 RETURNING id, conversation_id, kind"
             }
             Backend::Postgres => {
                 "UPDATE jobs SET state = 'running', lease_until = $1
                  WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-                 RETURNING id, conversation_id"
+                 RETURNING id, conversation_id, kind"
             }
         };
-        let row: Option<(i64, String)> =
+        let row: Option<(i64, String, String)> =
             on!(&self.db, pool => sqlx::query_as(sql).bind(lease_until).fetch_optional(pool).await)?;
-        Ok(row.map(|(id, conversation_id)| Job { id, conversation_id }))
+        Ok(row.map(|(id, conversation_id, kind)| {
+            // A kind this build does not know is a turn: that job only looks where the
+            // conversation stands, which is always safe.
+            let kind = if kind == "run_decision" { JobKind::RunDecision } else { JobKind::Turn };
+            Job { id, conversation_id, kind }
+        }))
     }
 
     /// Extends a running job's lease; false if the job is not running any more (requeued as stale).
@@ -1233,7 +1248,7 @@ impl Store {
     }
 
     pub async fn has_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
-        let count: i64 = on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = $1")
+        let count: i64 = on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = $1 AND kind = 'turn'")
             .bind(conversation_id)
             .fetch_one(pool)
             .await)?;
@@ -1244,7 +1259,7 @@ impl Store {
     pub async fn ensure_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
         let rows = on!(&self.db, pool => sqlx::query(
             "INSERT INTO jobs (conversation_id, kind, created_at)
-             SELECT $1, 'turn', $2 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = $3)",
+             SELECT $1, 'turn', $2 WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = $3 AND kind = 'turn')",
         )
         .bind(conversation_id)
         .bind(now())
@@ -1276,3 +1291,6 @@ impl Store {
         )
     }
 }
+
+mod inbox;
+pub use inbox::RunDecision;

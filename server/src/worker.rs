@@ -8,7 +8,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 use crate::conversation::{ConversationStatus, ErrorCode};
-use crate::store::Store;
+use crate::store::{JobKind, Store};
 use crate::turn::{TurnError, Turns};
 
 /// The worker also looks on its own this often, so a lost wake-up delays a job, never strands it,
@@ -38,11 +38,25 @@ pub struct Worker {
     /// while the job runs, so a job outlives its lease only when its worker died.
     lease: Duration,
     last_sweep: Mutex<Option<Instant>>,
+    /// A run that waited this long for a decision or an answer is cancelled.
+    waiting_expiry: Duration,
 }
 
 impl Worker {
     pub fn new(turns: Turns, handle: WorkerHandle, lease: Duration) -> Self {
-        Worker { store: turns.store.clone(), turns, handle, lease, last_sweep: Mutex::new(None) }
+        Worker {
+            store: turns.store.clone(),
+            turns,
+            handle,
+            lease,
+            last_sweep: Mutex::new(None),
+            waiting_expiry: crate::config::DEFAULT_WAITING_EXPIRY,
+        }
+    }
+
+    pub fn with_waiting_expiry(mut self, expiry: Duration) -> Self {
+        self.waiting_expiry = expiry;
+        self
     }
 
     /// Renews the job's lease every third of it, for as long as it is polled (never ends).
@@ -102,13 +116,22 @@ impl Worker {
         let Some(job) = self.store.claim_job(self.lease).await? else {
             return Ok(false);
         };
+        let work = async {
+            match job.kind {
+                JobKind::Turn => self.turns.process(&job.conversation_id).await,
+                JobKind::RunDecision => self.turns.deliver_run_decisions(&job.conversation_id).await,
+            }
+        };
         let outcome = tokio::select! {
-            outcome = self.turns.process(&job.conversation_id) => outcome,
+            outcome = work => outcome,
             () = self.keep_leased(job.id) => unreachable!("the heartbeat never ends"),
         };
         if let Err(error) = &outcome {
-            tracing::error!(%error, conversation = %job.conversation_id, "turn failed");
-            self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await?;
+            tracing::error!(%error, conversation = %job.conversation_id, kind = ?job.kind, "job failed");
+            // An inbox decision that failed stays recorded; its job comes again with the run.
+            if job.kind == JobKind::Turn {
+                self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await?;
+            }
         }
         self.store.delete_job(job.id).await?;
         Ok(true)
@@ -134,8 +157,14 @@ impl Worker {
                 if conversation.status == ConversationStatus::Processing {
                     self.store.ensure_job(&conversation.id).await?;
                 }
+            } else if let Some(decision) = self.store.run_decision(run_id).await? {
+                // A run decided in the inbox whose segment died: its delivery carries it on.
+                if decision.refused.is_none() {
+                    self.store.ensure_run_decision_job(&decision.conversation_id).await?;
+                }
             }
         }
+        self.turns.expire_waiting(self.waiting_expiry).await?;
         Ok(())
     }
 }

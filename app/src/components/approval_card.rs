@@ -9,15 +9,8 @@ use crate::i18n::Text;
 use crate::model::{ApprovalCardView, CardAnswers, CardDecision, ChangeView, DiffKind, DiffView, PreviewView};
 use crate::use_lang;
 
-/// `run_id` names the run the card belongs to when it is decided outside its conversation (the
-/// inbox), so the server can tell a card the chat moved on from.
 #[component]
-pub fn ApprovalCard(
-    conversation_id: String,
-    card: ApprovalCardView,
-    decide: ServerAction<Decide>,
-    #[prop(optional)] run_id: Option<String>,
-) -> impl IntoView {
+pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: ServerAction<Decide>) -> impl IntoView {
     let lang = use_lang();
     let pending = Memo::new(move |_| decide.pending().get());
     let guard = move |event: MouseEvent| {
@@ -95,7 +88,9 @@ pub fn ApprovalCard(
             <ActionForm action=decide attr:class="card-answers">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=card.digest/>
-                {run_id.map(|run| view! { <input type="hidden" name="run" value=run/> })}
+                // In the runs inbox: the run the card belongs to, so the server can tell a card
+                // the chat moved on from.
+                {card.run.map(|run| view! { <input type="hidden" name="run" value=run/> })}
                 {button(CardDecision::Approve, approve, "primary")}
                 {denials}
             </ActionForm>

@@ -216,6 +216,8 @@ fn Conversation(
                         None => view! { <div class="body">{message.content}</div> }.into_any(),
                     };
                     let class = if message.stopped { format!("{class} stopped") } else { class.to_string() };
+                    let class = if message.note.is_some() { format!("{class} noted") } else { class };
+                    let note = message.note.clone().map(|note| view! { <p class="note">{note}</p> });
                     let editor = editor.then(|| {
                         view! {
                             <MessageEditor
@@ -232,6 +234,7 @@ fn Conversation(
                     view! {
                         <li class=class data-message-id=message.id>
                             <span class="who">{who}</span>
+                            {note}
                             {body}
                             {files}
                             {editor}

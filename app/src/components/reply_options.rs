@@ -10,6 +10,12 @@ use crate::model::QuestionView;
 use crate::use_lang;
 use question::form::{multi_select_key, Choice, FieldKind, Form, FormField, InputPauseForm};
 
+/// Names the run the question belongs to when it is answered outside its conversation (the
+/// runs inbox), so the server can tell a question the chat moved on from.
+fn run_input(run: Option<String>) -> impl IntoView {
+    run.map(|run| view! { <input type="hidden" name="run" value=run/> })
+}
+
 /// While an answer travels the buttons stay focusable (focus stays where it is) but do nothing.
 fn guard(pending: Memo<bool>) -> impl Fn(MouseEvent) + Clone + 'static {
     move |event: MouseEvent| {
@@ -27,14 +33,14 @@ pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: Ser
         view! { <p class="asked-by">{lang.t(Text::AskedBy)} " " <strong>{source}</strong></p> }
     });
     let decline = question.declinable.then(|| {
-        view! { <DeclineButton conversation_id=conversation_id.clone() digest=question.digest.clone() answer pending/> }
+        view! { <DeclineButton conversation_id=conversation_id.clone() digest=question.digest.clone() run=question.run.clone() answer pending/> }
     });
     let options = match question.form {
         InputPauseForm::Choice(choice) => {
-            view! { <ChoiceButtons conversation_id digest=question.digest choice answer pending/> }.into_any()
+            view! { <ChoiceButtons conversation_id digest=question.digest run=question.run choice answer pending/> }.into_any()
         }
         InputPauseForm::Form(form) => {
-            view! { <AnswerForm conversation_id digest=question.digest form answer pending/> }.into_any()
+            view! { <AnswerForm conversation_id digest=question.digest run=question.run form answer pending/> }.into_any()
         }
         InputPauseForm::Unsupported { .. } => view! {
             <div class="reply-options unsupported" role="group" aria-label=lang.t(Text::ReplyOptions)>
@@ -52,6 +58,7 @@ pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: Ser
 fn DeclineButton(
     conversation_id: String,
     digest: String,
+    run: Option<String>,
     answer: ServerAction<Answer>,
     pending: Memo<bool>,
 ) -> impl IntoView {
@@ -60,6 +67,7 @@ fn DeclineButton(
         <ActionForm action=answer attr:class="decline-form">
             <input type="hidden" name="conversation_id" value=conversation_id/>
             <input type="hidden" name="digest" value=digest/>
+                {run_input(run)}
             <button
                 type="submit"
                 class="secondary"
@@ -78,6 +86,7 @@ fn DeclineButton(
 fn ChoiceButtons(
     conversation_id: String,
     digest: String,
+    run: Option<String>,
     choice: Choice,
     answer: ServerAction<Answer>,
     pending: Memo<bool>,
@@ -89,6 +98,7 @@ fn ChoiceButtons(
             <ActionForm action=answer attr:class="reply-buttons">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=digest/>
+                {run_input(run)}
                 {choice
                     .options
                     .into_iter()
@@ -118,6 +128,7 @@ fn ChoiceButtons(
 fn AnswerForm(
     conversation_id: String,
     digest: String,
+    run: Option<String>,
     form: Form,
     answer: ServerAction<Answer>,
     pending: Memo<bool>,
@@ -128,6 +139,7 @@ fn AnswerForm(
             <ActionForm action=answer attr:class="answer-form">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=digest/>
+                {run_input(run)}
                 {form.fields.into_iter().map(|field| view! { <Field field/> }).collect_view()}
                 <button
                     type="submit"

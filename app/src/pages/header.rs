@@ -25,6 +25,7 @@ pub fn Header() -> impl IntoView {
             <nav class="main-nav" aria-label=lang.t(Text::Navigation)>
                 <a href="/">{lang.t(Text::NavChat)}</a>
                 <a href="/pages">{lang.t(Text::NavPages)}</a>
+                <a href="/runs">{lang.t(Text::NavInbox)}</a>
                 <a href="/tools">{lang.t(Text::NavTools)}</a>
             </nav>
             <Transition fallback=|| ()>

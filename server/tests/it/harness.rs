@@ -58,6 +58,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         lease: LEASE,
         mcp: None,
         attachment_limit: server::config::DEFAULT_ATTACHMENT_LIMIT_MIB * 1024 * 1024,
+        waiting_expiry: server::config::DEFAULT_WAITING_EXPIRY,
     }
 }
 
@@ -82,6 +83,16 @@ impl TestServer {
     /// `worker: false` is a web-only process: answers are recorded and nobody takes them.
     pub async fn start_configured(dir: tempfile::TempDir, services: Services, worker: bool) -> TestServer {
         let config = config_in(&dir, worker).await;
+        let running = server::serve(&config, services).await.expect("server starts");
+        let base = format!("http://{}", running.address.expect("the server listens"));
+        TestServer { running: Some(running), base, dir }
+    }
+
+    /// A server whose waiting runs expire after `expiry`.
+    pub async fn start_expiring(services: Services, expiry: Duration) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(&dir, true).await;
+        config.waiting_expiry = expiry;
         let running = server::serve(&config, services).await.expect("server starts");
         let base = format!("http://{}", running.address.expect("the server listens"));
         TestServer { running: Some(running), base, dir }

@@ -9,6 +9,7 @@ mod decisions;
 mod edit;
 mod events;
 mod harness;
+mod inbox;
 mod mcp;
 mod model_errors;
 mod previews;

@@ -1,0 +1,83 @@
+//! The runs inbox: every run of the reader's that waits for a decision or an answer, with the
+//! same card and reply options as in the chat (and the same server checks), also for runs a chat
+//! moved on from. Deciding here carries the run on; its chat shows that on its next load or event.
+
+use leptos::prelude::*;
+
+use crate::api::{inbox, Answer, Decide};
+use crate::components::approval_card::ApprovalCard;
+use crate::components::reply_options::ReplyOptions;
+use crate::i18n::Text;
+use crate::model::InboxItemView;
+use crate::pages::header::Header;
+use crate::use_lang;
+
+#[component]
+pub fn InboxPage() -> impl IntoView {
+    let lang = use_lang();
+    let decide = ServerAction::<Decide>::new();
+    let answer = ServerAction::<Answer>::new();
+    // After every decision or answer the list is read again: the run left it, or came back with
+    // the reason it was not taken.
+    let items = Resource::new(move || (decide.version().get(), answer.version().get()), |_| inbox());
+    let refused = move || {
+        let failed = decide.value().get().and_then(Result::err).or_else(|| answer.value().get().and_then(Result::err));
+        failed.map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
+    };
+    view! {
+        <div class="app">
+            <Header/>
+            <main class="inbox">
+                <h1>{lang.t(Text::InboxTitle)}</h1>
+                <p class="lead">{lang.t(Text::InboxLead)}</p>
+                {refused}
+                <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+                    {move || Suspend::new(async move {
+                        match items.await {
+                            Ok(inbox) if inbox.items.is_empty() => {
+                                view! { <p class="muted empty-inbox">{lang.t(Text::InboxEmpty)}</p> }.into_any()
+                            }
+                            Ok(inbox) => view! {
+                                <ul class="inbox-items">
+                                    {inbox
+                                        .items
+                                        .into_iter()
+                                        .map(|item| view! { <InboxItem item decide answer/> })
+                                        .collect_view()}
+                                </ul>
+                            }
+                            .into_any(),
+                            Err(error) => view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any(),
+                        }
+                    })}
+                </Transition>
+            </main>
+        </div>
+    }
+}
+
+#[component]
+fn InboxItem(item: InboxItemView, decide: ServerAction<Decide>, answer: ServerAction<Answer>) -> impl IntoView {
+    let lang = use_lang();
+    let kind = if item.card.is_some() { Text::InboxWaitsApproval } else { Text::InboxWaitsAnswer };
+    let id = item.conversation_id.clone();
+    view! {
+        <li class="inbox-item" data-run-id=item.run_id.clone()>
+            <div class="inbox-head">
+                <a class="conversation" href=format!("/c/{}", item.conversation_id)>{item.conversation_title}</a>
+                <span class="waits">{lang.t(kind)} " · " {lang.t(Text::InboxWaitingFor)} " " {item.waiting_for}</span>
+            </div>
+            {item.moved_on.then(|| view! { <p class="moved-on">{lang.t(Text::InboxMovedOn)}</p> })}
+            {item.error.map(|error| view! { <p class="error notice" role="alert">{error}</p> })}
+            {item.card.map(|card| view! { <ApprovalCard conversation_id=id.clone() card decide/> })}
+            {item.question.map(|question| {
+                view! {
+                    <div class="inbox-question">
+                        <p class="question-text">{question.form.question().to_string()}</p>
+                        <ReplyOptions conversation_id=id.clone() question answer/>
+                    </div>
+                }
+            })}
+        </li>
+    }
+}

@@ -1,0 +1,243 @@
+//! The runs inbox's SQL: which conversation each run belongs to, decisions and answers given in
+//! the inbox for runs their conversation moved on from, and the lines such runs leave in it.
+
+use db::{now, on};
+use runtime::DenialReason;
+use uuid::Uuid;
+
+use super::{Arg, ConversationRow, Store, StoreError, Then};
+use crate::conversation::{Conversation, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply};
+
+/// A decision or answer given in the inbox, waiting for the worker or refused by the runtime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunDecision {
+    pub run_id: Uuid,
+    pub conversation_id: String,
+    pub recorded: Recorded,
+    /// Set once the runtime refused it; the run still waits and may be decided again.
+    pub refused: Option<ErrorCode>,
+}
+
+#[derive(sqlx::FromRow)]
+struct RunDecisionRow {
+    run_id: String,
+    conversation_id: String,
+    kind: String,
+    digest: String,
+    deny_reason: Option<String>,
+    reply: Option<String>,
+    error_code: Option<String>,
+}
+
+impl TryFrom<RunDecisionRow> for RunDecision {
+    type Error = StoreError;
+
+    fn try_from(row: RunDecisionRow) -> Result<Self, StoreError> {
+        let corrupt = |what: &str, value: &str| StoreError::Corrupt(format!("{what} {value:?} of run {}", row.run_id));
+        let run_id = Uuid::parse_str(&row.run_id).map_err(|_| corrupt("run id", &row.run_id))?;
+        let kind = PendingDecision::parse(&row.kind).ok_or_else(|| corrupt("decision", &row.kind))?;
+        let recorded = match kind {
+            PendingDecision::Input => {
+                let raw = row.reply.clone().unwrap_or_default();
+                let reply = Reply::decode(&raw).ok_or_else(|| corrupt("answer", &raw))?;
+                Recorded::Answer { digest: row.digest.clone(), reply }
+            }
+            PendingDecision::Approve | PendingDecision::Deny => {
+                let reason = match row.deny_reason.as_deref() {
+                    None => None,
+                    Some(reason) => Some(DenialReason::parse(reason).ok_or_else(|| corrupt("deny reason", reason))?),
+                };
+                Recorded::Decision { approve: kind == PendingDecision::Approve, digest: row.digest.clone(), reason }
+            }
+        };
+        let refused = match row.error_code.as_deref() {
+            None => None,
+            Some(code) => Some(ErrorCode::parse(code).ok_or_else(|| corrupt("error code", code))?),
+        };
+        Ok(RunDecision { run_id, conversation_id: row.conversation_id, recorded, refused })
+    }
+}
+
+macro_rules! select_run_decisions {
+    ($tail:literal) => {
+        concat!("SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code FROM run_decisions ", $tail)
+    };
+}
+
+impl Store {
+    /// Remembers that `run_id` carries a turn of the conversation, for as long as both exist.
+    pub async fn map_run(&self, conversation_id: &str, run_id: Uuid) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO conversation_runs (run_id, conversation_id, created_at) VALUES ($1, $2, $3)
+             ON CONFLICT (run_id) DO NOTHING",
+        )
+        .bind(run_id.to_string())
+        .bind(conversation_id)
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// The conversation a run belongs to, whether it still carries it or moved on from it.
+    pub async fn conversation_of_any_run(&self, run_id: Uuid) -> Result<Option<Conversation>, StoreError> {
+        let run = run_id.to_string();
+        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!(
+            "WHERE id = (SELECT conversation_id FROM conversation_runs WHERE run_id = $1) OR run_id = $2 LIMIT 1"
+        ))
+        .bind(&run)
+        .bind(&run)
+        .fetch_optional(pool)
+        .await)?;
+        row.map(Conversation::try_from).transpose()
+    }
+
+    /// Records a decision or answer given in the inbox for a run its conversation moved on from,
+    /// and queues its delivery. False when one is recorded already and not refused: exactly one
+    /// of two at once wins, by the primary key.
+    pub async fn record_run_decision(
+        &self,
+        conversation_id: &str,
+        run_id: Uuid,
+        recorded: &Recorded,
+    ) -> Result<bool, StoreError> {
+        let (kind, digest, reason, reply) = match recorded {
+            Recorded::Answer { digest, reply } => (PendingDecision::Input, digest, None, Some(reply.encode())),
+            Recorded::Decision { approve, digest, reason } => {
+                let kind = if *approve { PendingDecision::Approve } else { PendingDecision::Deny };
+                (kind, digest, reason.map(DenialReason::as_str), None)
+            }
+        };
+        let at = now();
+        let upsert = "INSERT INTO run_decisions (run_id, conversation_id, kind, digest, deny_reason, reply, error_code, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)
+             ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, digest = excluded.digest,
+                 deny_reason = excluded.deny_reason, reply = excluded.reply, error_code = NULL,
+                 created_at = excluded.created_at
+             WHERE run_decisions.error_code IS NOT NULL";
+        let job = "INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'run_decision', $2)";
+        on!(&self.db, pool => async {
+            let mut tx = pool.begin().await?;
+            let won = sqlx::query(upsert)
+                .bind(run_id.to_string())
+                .bind(conversation_id)
+                .bind(kind.as_str())
+                .bind(digest)
+                .bind(reason)
+                .bind(reply)
+                .bind(at)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if !won {
+                tx.rollback().await?;
+                return Ok::<bool, sqlx::Error>(false);
+            }
+            sqlx::query(job).bind(conversation_id).bind(at).execute(&mut *tx).await?;
+            tx.commit().await?;
+            Ok(true)
+        }
+        .await)
+        .map_err(StoreError::from)
+    }
+
+    /// Queues the delivery of the conversation's inbox decisions unless it is queued already.
+    pub async fn ensure_run_decision_job(&self, conversation_id: &str) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO jobs (conversation_id, kind, created_at)
+             SELECT $1, 'run_decision', $2
+             WHERE NOT EXISTS (SELECT 1 FROM jobs WHERE conversation_id = $3 AND kind = 'run_decision' AND state = 'queued')",
+        )
+        .bind(conversation_id)
+        .bind(now())
+        .bind(conversation_id)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// Inbox decisions of the conversation that wait for the worker.
+    pub async fn pending_run_decisions(&self, conversation_id: &str) -> Result<Vec<RunDecision>, StoreError> {
+        let rows: Vec<RunDecisionRow> = on!(&self.db, pool => sqlx::query_as(select_run_decisions!(
+            "WHERE conversation_id = $1 AND error_code IS NULL ORDER BY created_at, run_id"
+        ))
+        .bind(conversation_id)
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(RunDecision::try_from).collect()
+    }
+
+    /// The inbox decision on a run, pending or refused.
+    pub async fn run_decision(&self, run_id: Uuid) -> Result<Option<RunDecision>, StoreError> {
+        let row: Option<RunDecisionRow> = on!(&self.db, pool => sqlx::query_as(select_run_decisions!("WHERE run_id = $1"))
+        .bind(run_id.to_string())
+        .fetch_optional(pool)
+        .await)?;
+        row.map(RunDecision::try_from).transpose()
+    }
+
+    /// The runtime refused it and the run waits: the inbox shows why, and takes a new decision.
+    pub async fn refuse_run_decision(&self, run_id: Uuid, code: ErrorCode) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query("UPDATE run_decisions SET error_code = $1 WHERE run_id = $2")
+            .bind(code.as_str())
+            .bind(run_id.to_string())
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// Delivered (or moot: the run no longer waits).
+    pub async fn drop_run_decision(&self, run_id: Uuid) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query("DELETE FROM run_decisions WHERE run_id = $1")
+            .bind(run_id.to_string())
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// A line a run the conversation moved on from leaves in it (its answer after a decision in
+    /// the inbox, or that it expired). It joins the transcript whatever the conversation does.
+    pub async fn append_line(
+        &self,
+        conversation_id: &str,
+        role: MessageRole,
+        content: &str,
+        notice: Notice,
+    ) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO messages (conversation_id, role, content, notice, created_at) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(conversation_id)
+        .bind(role.as_str())
+        .bind(content)
+        .bind(notice.as_str())
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// A waiting run expired: the conversation that still waits on it is idle again, with a line
+    /// that says so. Guarded on it still waiting on that run (a decision recorded first wins).
+    pub async fn expire_waiting(&self, conversation_id: &str, run_id: Uuid) -> Result<bool, StoreError> {
+        let run = run_id.to_string();
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
+                clear_recorded!(),
+                ", updated_at = $1
+                 WHERE id = $2 AND run_id = $3 AND status IN ('awaiting_approval', 'awaiting_input')"
+            ),
+            &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Text(&run)],
+            &[Then::Message { role: MessageRole::Assistant, content: "", notice: Some(Notice::Expired) }],
+        )
+        .await
+    }
+}
