@@ -304,7 +304,7 @@ mod tests {
             assert_eq!(config.waiting_expiry, Duration::from_secs(seconds), "{text}");
         }
         for bad in ["0s", "7w", "d", "-1d", ""] {
-            let error = parse(&[], &["--waiting-expiry", bad]).unwrap_err();
+            let error = parse(&[], &[&format!("--waiting-expiry={bad}")]).unwrap_err();
             assert_eq!(error, ConfigError::BadExpiry(bad.to_string()), "{bad}");
         }
         assert!(matches!(parse(&[("TOURGUIDE_LEASE_SECONDS", "soon")], &[]).unwrap_err(), ConfigError::BadLease(_)));
