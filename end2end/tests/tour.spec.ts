@@ -3,7 +3,7 @@ import { shoot, signIn, waitForHydration, watchPageErrors, pickLanguage } from "
 
 /** The value a pending write would set, read from the card's arguments. */
 async function proposedValue(page: Page, key: "value" | "alt"): Promise<string> {
-  const text = await page.locator(".approval-card .arguments").first().innerText();
+  const text = (await page.locator(".approval-card .arguments").first().textContent()) ?? "";
   const args = JSON.parse(text);
   return String(args[key]);
 }

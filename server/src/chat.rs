@@ -165,7 +165,9 @@ fn checked_decision(
     Ok(match decision {
         CardDecision::Approve => (true, None, None),
         CardDecision::Deny => (false, None, None),
-        CardDecision::Variant if offers_reasons => (false, Some(DenialReason::Variant), Some(lang.t(Text::ApprovalVariant))),
+        CardDecision::Variant if offers_reasons => {
+            (false, Some(DenialReason::Variant), Some(lang.t(Text::ApprovalVariant)))
+        }
         CardDecision::Skip if offers_reasons => (false, Some(DenialReason::Skip), Some(lang.t(Text::ApprovalSkip))),
         CardDecision::Variant | CardDecision::Skip => (false, None, None),
     })
@@ -778,7 +780,11 @@ impl ChatBackend for ChatService {
                 Some(PauseView::Input(pause)) => (Some(QuestionView { run, ..question_view(pause) }), None),
                 Some(PauseView::Approval(pause)) => {
                     let answers = if moved_on {
-                        if pause.offers_denial_reason() { CardAnswers::Process } else { CardAnswers::Plain }
+                        if pause.offers_denial_reason() {
+                            CardAnswers::Process
+                        } else {
+                            CardAnswers::Plain
+                        }
                     } else {
                         self.card_answers(&row, &pause)
                     };

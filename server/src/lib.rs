@@ -399,7 +399,9 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     };
     let worker = if config.worker {
         events.wake_on_changes(worker_handle.clone());
-        Worker::new(turns, worker_handle.clone(), config.lease).with_waiting_expiry(config.waiting_expiry).spawn(shutdown_receiver.clone())
+        Worker::new(turns, worker_handle.clone(), config.lease)
+            .with_waiting_expiry(config.waiting_expiry)
+            .spawn(shutdown_receiver.clone())
     } else {
         tokio::spawn(async {})
     };

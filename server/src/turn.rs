@@ -364,7 +364,10 @@ impl Turns {
                 } else {
                     ApprovalDecision::deny(digest.clone(), *reason)
                 };
-                self.runtime.approve(&actor, run_id, verdict).await.map_err(|refusal| (handback::approval_code(&refusal), refusal))
+                self.runtime
+                    .approve(&actor, run_id, verdict)
+                    .await
+                    .map_err(|refusal| (handback::approval_code(&refusal), refusal))
             }
             (RunStatus::WaitingForInput, Recorded::Answer { digest, reply }) => {
                 let reply = match reply {
@@ -400,7 +403,9 @@ impl Turns {
                             .await?;
                     }
                     RunOutcome::Failed { .. } => {
-                        self.store.append_line(&conversation.id, MessageRole::Assistant, "", Notice::ElsewhereFailed).await?;
+                        self.store
+                            .append_line(&conversation.id, MessageRole::Assistant, "", Notice::ElsewhereFailed)
+                            .await?;
                     }
                     // Requeued, or the lease lost: the run is queued again and its delivery comes back.
                     RunOutcome::Requeued | RunOutcome::LeaseLost => return Ok(()),
@@ -430,7 +435,8 @@ impl Turns {
             let conversation = self.store.conversation_of_any_run(run_id).await?;
             match conversation {
                 Some(conversation) if conversation.run_id == Some(run_id) => {
-                    if !conversation.status.is_waiting() || !self.store.expire_waiting(&conversation.id, run_id).await? {
+                    if !conversation.status.is_waiting() || !self.store.expire_waiting(&conversation.id, run_id).await?
+                    {
                         continue;
                     }
                     self.runtime.cancel_if_waiting(&actor, run_id).await?;

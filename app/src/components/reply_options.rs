@@ -37,10 +37,12 @@ pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: Ser
     });
     let options = match question.form {
         InputPauseForm::Choice(choice) => {
-            view! { <ChoiceButtons conversation_id digest=question.digest run=question.run choice answer pending/> }.into_any()
+            view! { <ChoiceButtons conversation_id digest=question.digest run=question.run choice answer pending/> }
+                .into_any()
         }
         InputPauseForm::Form(form) => {
-            view! { <AnswerForm conversation_id digest=question.digest run=question.run form answer pending/> }.into_any()
+            view! { <AnswerForm conversation_id digest=question.digest run=question.run form answer pending/> }
+                .into_any()
         }
         InputPauseForm::Unsupported { .. } => view! {
             <div class="reply-options unsupported" role="group" aria-label=lang.t(Text::ReplyOptions)>

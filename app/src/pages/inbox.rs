@@ -64,7 +64,7 @@ fn InboxItem(item: InboxItemView, decide: ServerAction<Decide>, answer: ServerAc
     view! {
         <li class="inbox-item" data-run-id=item.run_id.clone()>
             <div class="inbox-head">
-                <a class="conversation" href=format!("/c/{}", item.conversation_id)>{item.conversation_title}</a>
+                <a class="conversation-link" href=format!("/c/{}", item.conversation_id)>{item.conversation_title}</a>
                 <span class="waits">{lang.t(kind)} " · " {lang.t(Text::InboxWaitingFor)} " " {item.waiting_for}</span>
             </div>
             {item.moved_on.then(|| view! { <p class="moved-on">{lang.t(Text::InboxMovedOn)}</p> })}

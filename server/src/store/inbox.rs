@@ -60,7 +60,10 @@ impl TryFrom<RunDecisionRow> for RunDecision {
 
 macro_rules! select_run_decisions {
     ($tail:literal) => {
-        concat!("SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code FROM run_decisions ", $tail)
+        concat!(
+            "SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code FROM run_decisions ",
+            $tail
+        )
     };
 }
 
