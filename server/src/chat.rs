@@ -910,8 +910,17 @@ impl ChatBackend for ChatService {
         let row = self.owned(user, id).await?;
         // A run that waits on this conversation would wait for ever: end it first. If where it
         // stands cannot be read, nothing is deleted.
-        if let (Some(run_id), true) = (row.run_id, row.status.is_waiting()) {
-            if let Err(error) = self.runtime.cancel_if_waiting(&Actor::user(row.user_id), run_id).await {
+        // So would one the chat moved on from (listed in the inbox until now).
+        let owner = Actor::user(row.user_id);
+        let mut waiting: Vec<Uuid> = row.run_id.filter(|_| row.status.is_waiting()).into_iter().collect();
+        for run in self.runtime.waiting_runs(&owner, INBOX_LIMIT).await.map_err(runtime_failure)? {
+            let belongs = self.store.conversation_of_any_run(run.run_id).await.map_err(internal)?;
+            if belongs.is_some_and(|belongs| belongs.id == row.id) && !waiting.contains(&run.run_id) {
+                waiting.push(run.run_id);
+            }
+        }
+        for run_id in waiting {
+            if let Err(error) = self.runtime.cancel_if_waiting(&owner, run_id).await {
                 tracing::error!(%error, conversation = %row.id, "could not end the waiting run");
                 return Err(AppError::Unavailable);
             }

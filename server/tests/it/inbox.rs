@@ -213,6 +213,28 @@ async fn the_inbox_and_the_chat_deciding_one_card_at_once_have_exactly_one_winne
 }
 
 #[tokio::test]
+async fn deleting_a_conversation_ends_the_runs_it_moved_on_from() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let client = server.signed_in("demo").await;
+    let (id, _) = waiting(&client, "write it").await;
+    say(&client, &id, "hello").await;
+    let (kept, _) = waiting(&client, "ask me").await;
+    let listed = inbox(&client).await;
+    assert_eq!(listed.len(), 2);
+    let moved_on = listed.iter().find(|item| item["conversation_id"] == id.as_str()).unwrap();
+    let run: uuid::Uuid = moved_on["run_id"].as_str().unwrap().parse().unwrap();
+    let (status, body) = client.call_json("delete_conversation", &[("conversation_id", &id)]).await;
+    assert_eq!(status, 200, "{body}");
+    let items = inbox(&client).await;
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["conversation_id"], kept.as_str(), "the other conversation's run still waits");
+    let view = server.runtime().status(&runtime::Actor::admin(0), run).await.unwrap().expect("the run is kept");
+    assert_eq!(view.status, runtime::RunStatus::Cancelled, "nobody could decide it any more");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn waiting_runs_expire_with_a_line_in_their_conversation() {
     let effects = Effects::default();
     let server = TestServer::start_expiring(services(&effects), Duration::from_secs(1)).await;
