@@ -25,7 +25,7 @@ const OWNER: Actor = Actor { user_id: 1, admin: false };
 #[derive(Debug)]
 enum Pause {
     Question { run: Uuid, digest: String, question: String, options: Vec<String> },
-    Card { run: Uuid, digest: String, call: PendingCallView, transcript: Vec<ChatMessage> },
+    Card { run: Uuid, digest: String, call: Box<PendingCallView>, transcript: Vec<ChatMessage> },
     Done(String),
 }
 
@@ -61,7 +61,7 @@ fn pause_of(result: RunResult) -> Pause {
             Pause::Card {
                 run: result.run_id,
                 digest: pause.digest.clone(),
-                call: pause.pending_calls[0].clone(),
+                call: Box::new(pause.pending_calls[0].clone()),
                 transcript: result.messages,
             }
         }
@@ -170,6 +170,12 @@ impl Tour {
 
 fn field(pause: &Pause) -> (&str, Option<&str>, Option<u64>) {
     let call = card(pause);
+    // Every write of the tour shows what it would change: the text it proposes.
+    let proposed = call.arguments.get("value").or_else(|| call.arguments.get("alt")).and_then(|value| value.as_str());
+    match &call.preview {
+        Some(runtime::CallPreview::Ready(preview)) => assert_eq!(Some(preview.changes[0].proposed.as_str()), proposed),
+        other => panic!("a tour card without a preview: {other:?}"),
+    }
     (call.name.as_str(), call.arguments["field"].as_str(), call.arguments["block"].as_u64())
 }
 
