@@ -480,22 +480,16 @@ async fn preview(
     };
     Ok(Some(Preview {
         subject: page.title.clone(),
-        changes: vec![FieldChange::new(target_key(target), &label, Some(&current), &proposed)],
+        changes: vec![FieldChange::new(&field_key(target), &label, Some(&current), &proposed)],
         basis: json!({ "page_id": page.id, "version": page.version }),
     }))
 }
 
-/// The stable key a card names a field by, in the reader's language.
-fn target_key(target: EditTarget) -> &'static str {
-    match target {
-        EditTarget::Field(PageField::Title) => "title",
-        EditTarget::Field(PageField::Description) => "description",
-        EditTarget::Field(PageField::Heading { .. }) => "heading",
-        EditTarget::Field(PageField::HeadingLevel { .. }) => "heading_level",
-        EditTarget::Field(PageField::Paragraph { .. }) => "paragraph",
-        EditTarget::Field(PageField::LinkText { .. }) => "link_text",
-        EditTarget::AltText { .. } => "alt_text",
-    }
+/// The stable key a card names a field by in the reader's language: the field's name as the
+/// tools take it (`description`, `alt_text`).
+fn field_key(target: EditTarget) -> String {
+    let flat = serde_json::to_value(target).unwrap_or_default();
+    flat["field"].as_str().unwrap_or_default().to_string()
 }
 
 /// The version a write insists on: the one the approved preview showed (the reader decided on

@@ -243,7 +243,7 @@ impl Runtime {
                 let refusal = if failed { Refusal::PreviewFailed } else { Refusal::PreviewStale };
                 tracing::info!(run = %run_id, refusal = refusal.code(), "approval refused on its previews");
                 let renewed = SuspendedState { previews, ..state };
-                return Err(self.release_renewed(&fresh, &token, expected, &renewed, refusal).await);
+                return Err(self.release_with(&fresh, &token, expected, Some(&renewed), refusal).await);
             }
         }
         let reason = decision.denial_reason().map(|r| r.as_str());
@@ -615,36 +615,30 @@ impl Runtime {
 
     /// Hands a claimed run back to the waiting status it had; a release that fails settles FAILED.
     async fn release(&self, record: &RunRecord, token: &str, to: RunStatus, refusal: Refusal) -> Refusal {
-        match self.store.release(record.id, token, to).await {
-            Ok(true) => {}
-            // A cancel won meanwhile: the run is no longer ours to release or fail.
-            Ok(false) => tracing::info!(run = %record.id, "release found the run taken over"),
-            Err(error) => {
-                tracing::error!(run = %record.id, %error, "release failed; settling the run failed");
-                self.fail_owned(record.id, token, FailureReason::StateUnreadable).await;
-            }
-        }
-        refusal
+        self.release_with(record, token, to, None, refusal).await
     }
 
-    /// [`Runtime::release`] with a renewed suspended state (fresh previews, so a new digest).
-    async fn release_renewed(
+    /// [`Runtime::release`], storing a renewed suspended state (fresh previews, so a new digest)
+    /// in the same write when there is one.
+    async fn release_with(
         &self,
         record: &RunRecord,
         token: &str,
         to: RunStatus,
-        state: &SuspendedState,
+        renewed: Option<&SuspendedState>,
         refusal: Refusal,
     ) -> Refusal {
-        let encoded = match serde_json::to_string(state) {
+        let encoded = match renewed.map(serde_json::to_string).transpose() {
             Ok(encoded) => encoded,
             Err(error) => {
+                // The state as it was still stands: the run waits on the card as first shown.
                 tracing::error!(run = %record.id, %error, "renewed state not encodable");
-                return self.release(record, token, to, refusal).await;
+                None
             }
         };
-        match self.store.release_with_state(record.id, token, to, &encoded).await {
+        match self.store.release(record.id, token, to, encoded.as_deref()).await {
             Ok(true) => {}
+            // A cancel won meanwhile: the run is no longer ours to release or fail.
             Ok(false) => tracing::info!(run = %record.id, "release found the run taken over"),
             Err(error) => {
                 tracing::error!(run = %record.id, %error, "release failed; settling the run failed");

@@ -311,35 +311,20 @@ impl Store {
     }
 
     /// RUNNING → the waiting status it was claimed from, after a refusal that came after the claim.
-    pub async fn release(&self, id: Uuid, token: &str, to: RunStatus) -> Result<bool, StoreError> {
-        let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = $1, claimed_by = NULL, lease_expires = 0, updated_at = $2
-             WHERE id = $3 AND status = 'running' AND claimed_by = $4 AND suspended_state IS NOT NULL",
-        )
-        .bind(to.as_str())
-        .bind(now())
-        .bind(id.to_string())
-        .bind(token)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        Ok(won(result))
-    }
-
-    /// [`Store::release`], storing a renewed suspended state in the same write.
-    pub async fn release_with_state(
+    pub async fn release(
         &self,
         id: Uuid,
         token: &str,
         to: RunStatus,
-        state: &str,
+        renewed_state: Option<&str>,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = $1, claimed_by = NULL, lease_expires = 0, suspended_state = $2, updated_at = $3
+            "UPDATE runs SET status = $1, claimed_by = NULL, lease_expires = 0,
+                    suspended_state = COALESCE($2, suspended_state), updated_at = $3
              WHERE id = $4 AND status = 'running' AND claimed_by = $5 AND suspended_state IS NOT NULL",
         )
         .bind(to.as_str())
-        .bind(state)
+        .bind(renewed_state)
         .bind(now())
         .bind(id.to_string())
         .bind(token)

@@ -378,8 +378,7 @@ impl ChatService {
     /// What the run waits on, read live: the question and card are always the ones as they stand.
     async fn pause_of(&self, row: &Conversation) -> Result<Option<PauseView>, AppError> {
         let Some(run_id) = row.run_id else { return Ok(None) };
-        let view = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
-        Ok(view.and_then(|view| view.pause))
+        self.pause_of_run(row, run_id).await
     }
 
     fn card_answers(&self, row: &Conversation, pause: &runtime::ApprovalPause) -> CardAnswers {
