@@ -11,6 +11,7 @@ pub mod conversation;
 pub mod drafts;
 pub mod events;
 pub mod handback;
+pub mod inbox;
 pub mod input_route;
 pub mod markdown;
 pub mod pages;

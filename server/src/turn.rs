@@ -10,12 +10,12 @@ use runtime::{
 };
 use uuid::Uuid;
 
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, Recorded, Reply};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Recorded, Reply};
 use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
-use crate::store::{AttachmentText, RunDecision, Settle, Store, StoreError};
+use crate::store::{AttachmentText, Settle, Store, StoreError};
 
 /// The configuration every chat run belongs to; deactivating it stops new runs and decisions.
 pub const CHAT_CONFIGURATION: &str = "chat";
@@ -41,7 +41,7 @@ pub struct Turns {
     pub drafts: Drafts,
 }
 
-fn owner(conversation: &Conversation) -> Actor {
+pub(crate) fn owner(conversation: &Conversation) -> Actor {
     Actor::user(conversation.user_id)
 }
 
@@ -94,15 +94,13 @@ impl Turns {
                     }
                     Err(error) => return Err(error.into()),
                 };
-                let attached = self.store.attach_run(&conversation.id, run_id).await?;
-                if attached {
-                    self.store.map_run(&conversation.id, run_id).await?;
-                }
-                if !attached {
+                if !self.store.attach_run(&conversation.id, run_id).await? {
                     // The conversation moved on while the run was stored; the run must not act.
                     self.runtime.cancel(&owner(conversation), run_id).await?;
                     return Ok(());
                 }
+                // Found by its conversation also once the chat moves on from it (the runs inbox).
+                self.store.map_run(&conversation.id, run_id).await?;
                 run_id
             }
         };
@@ -334,130 +332,6 @@ impl Turns {
             request.max_rounds = Some(10);
         }
         Ok(request)
-    }
-}
-
-impl Turns {
-    /// Delivers what was decided or answered in the inbox for runs the conversation moved on
-    /// from. Each run's outcome leaves a line in the conversation (its answer, or that it failed);
-    /// a run that pauses again waits in the inbox.
-    pub async fn deliver_run_decisions(&self, conversation_id: &str) -> Result<(), TurnError> {
-        let Some(conversation) = self.store.conversation(conversation_id).await? else { return Ok(()) };
-        for decision in self.store.pending_run_decisions(conversation_id).await? {
-            self.deliver_run_decision(&conversation, &decision).await?;
-        }
-        self.events.changed(conversation_id);
-        Ok(())
-    }
-
-    async fn deliver_run_decision(&self, conversation: &Conversation, decision: &RunDecision) -> Result<(), TurnError> {
-        let actor = owner(conversation);
-        let run_id = decision.run_id;
-        let Some(view) = self.runtime.status(&actor, run_id).await? else {
-            self.store.drop_run_decision(run_id).await?;
-            return Ok(());
-        };
-        let delivered = match (view.status, &decision.recorded) {
-            (RunStatus::WaitingForApproval, Recorded::Decision { approve, digest, reason }) => {
-                let verdict = if *approve {
-                    ApprovalDecision::approve(digest.clone())
-                } else {
-                    ApprovalDecision::deny(digest.clone(), *reason)
-                };
-                self.runtime
-                    .approve(&actor, run_id, verdict)
-                    .await
-                    .map_err(|refusal| (handback::approval_code(&refusal), refusal))
-            }
-            (RunStatus::WaitingForInput, Recorded::Answer { digest, reply }) => {
-                let reply = match reply {
-                    Reply::Values(values) => InputReply::Answer(values.clone()),
-                    Reply::Decline => InputReply::Decline,
-                    Reply::Withdrawn(_) => InputReply::Cancel,
-                };
-                let submission = InputSubmission { reply, digest: Some(digest.clone()) };
-                self.runtime
-                    .submit_input(&actor, run_id, submission)
-                    .await
-                    .map_err(|refusal| (handback::input_code(&refusal), refusal))
-            }
-            // Delivered before and its segment died: carried on again here.
-            (RunStatus::Queued, _) => match self.runtime.run_queued(run_id).await? {
-                Some(result) => Ok(result),
-                None => return Ok(()),
-            },
-            // Another segment carries it; if that one dies, the run is queued again and comes back.
-            (RunStatus::Running, _) => return Ok(()),
-            // It ended, or waits on something else than what was decided: nothing to deliver.
-            _ => {
-                self.store.drop_run_decision(run_id).await?;
-                return Ok(());
-            }
-        };
-        match delivered {
-            Ok(result) => {
-                match result.outcome {
-                    RunOutcome::Completed { answer, .. } => {
-                        self.store
-                            .append_line(&conversation.id, MessageRole::Assistant, &answer, Notice::DecidedElsewhere)
-                            .await?;
-                    }
-                    RunOutcome::Failed { .. } => {
-                        self.store
-                            .append_line(&conversation.id, MessageRole::Assistant, "", Notice::ElsewhereFailed)
-                            .await?;
-                    }
-                    // Requeued, or the lease lost: the run is queued again and its delivery comes back.
-                    RunOutcome::Requeued | RunOutcome::LeaseLost => return Ok(()),
-                    // Waits again (in the inbox), or was cancelled meanwhile.
-                    _ => {}
-                }
-                self.store.drop_run_decision(run_id).await?;
-            }
-            // Someone else took the run first: this decision lost.
-            Err((_, Refusal::AlreadyResuming | Refusal::NotWaiting { .. })) => {
-                self.store.drop_run_decision(run_id).await?;
-            }
-            Err((code, refusal)) => {
-                tracing::info!(run = %run_id, refusal = refusal.code(), "runtime refused an inbox decision");
-                self.store.refuse_run_decision(run_id, code).await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Cancels runs that waited longer than `expiry` for a decision or an answer, each with a
-    /// line in its conversation. A conversation that still waits on the run becomes idle in the
-    /// same write; one with a decision on its way keeps it (the decision came first).
-    pub async fn expire_waiting(&self, expiry: std::time::Duration) -> Result<(), TurnError> {
-        let cutoff = db::now().saturating_sub(i64::try_from(expiry.as_secs()).unwrap_or(i64::MAX));
-        for (run_id, actor) in self.runtime.waiting_since_before(cutoff, 50).await? {
-            let conversation = self.store.conversation_of_any_run(run_id).await?;
-            match conversation {
-                Some(conversation) if conversation.run_id == Some(run_id) => {
-                    if !conversation.status.is_waiting() || !self.store.expire_waiting(&conversation.id, run_id).await?
-                    {
-                        continue;
-                    }
-                    self.runtime.cancel_if_waiting(&actor, run_id).await?;
-                    self.events.changed(&conversation.id);
-                }
-                Some(conversation) => {
-                    if self.store.run_decision(run_id).await?.is_some_and(|decision| decision.refused.is_none()) {
-                        continue;
-                    }
-                    if self.runtime.cancel_if_waiting(&actor, run_id).await?.cancelled {
-                        self.store.append_line(&conversation.id, MessageRole::Assistant, "", Notice::Expired).await?;
-                        self.events.changed(&conversation.id);
-                    }
-                }
-                None => {
-                    self.runtime.cancel_if_waiting(&actor, run_id).await?;
-                }
-            }
-            tracing::info!(run = %run_id, "a run waited too long for a decision and was cancelled");
-        }
-        Ok(())
     }
 }
 
