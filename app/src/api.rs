@@ -243,3 +243,55 @@ pub async fn list_tools() -> Result<crate::model::ToolsView, AppError> {
     let user = signed_in()?;
     tools()?.tools(&user).await.map_err(fail)
 }
+
+/// A checkbox sends its value when ticked and nothing otherwise.
+fn ticked(value: Option<String>) -> bool {
+    value.is_some_and(|value| !value.is_empty() && value != "false")
+}
+
+#[server(endpoint = "admin_accounts")]
+pub async fn admin_accounts() -> Result<Vec<crate::model::AccountView>, AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    admin()?.accounts(&user).await.map_err(fail)
+}
+
+#[server(endpoint = "admin_add_account")]
+pub async fn admin_add_account(
+    username: String,
+    password: String,
+    admin: Option<String>,
+    may_approve_own: Option<String>,
+) -> Result<(), AppError> {
+    use crate::backend::{fail, signed_in};
+    let user = signed_in()?;
+    crate::backend::admin()?
+        .add_account(&user, &username, &password, ticked(admin), ticked(may_approve_own))
+        .await
+        .map_err(fail)
+}
+
+#[server(endpoint = "admin_set_role")]
+pub async fn admin_set_role(
+    account: i64,
+    admin: Option<String>,
+    may_approve_own: Option<String>,
+) -> Result<(), AppError> {
+    use crate::backend::{fail, signed_in};
+    let user = signed_in()?;
+    crate::backend::admin()?.set_role(&user, account, ticked(admin), ticked(may_approve_own)).await.map_err(fail)
+}
+
+#[server(endpoint = "admin_set_password")]
+pub async fn admin_set_password(account: i64, password: String) -> Result<(), AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    admin()?.set_password(&user, account, &password).await.map_err(fail)
+}
+
+#[server(endpoint = "admin_end_sessions")]
+pub async fn admin_end_sessions(account: i64) -> Result<(), AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    admin()?.end_sessions(&user, account).await.map_err(fail)
+}

@@ -23,6 +23,22 @@ pub struct CurrentUser {
     pub username: String,
     /// The language the user chose; `None` follows the browser.
     pub language: Option<Lang>,
+    /// Manages accounts and reviews other users' changes.
+    pub admin: bool,
+    /// May approve changes in their own conversations (else a reviewer decides them).
+    pub may_approve_own: bool,
+}
+
+impl CurrentUser {
+    /// Four-eyes: without this a write in the user's own conversation waits for a reviewer.
+    pub fn approves_own_changes(&self) -> bool {
+        self.admin || self.may_approve_own
+    }
+
+    /// May approve another user's change that waits for a reviewer.
+    pub fn reviews(&self) -> bool {
+        self.admin || self.may_approve_own
+    }
 }
 
 /// A fresh session: the cookie value to hand to the browser.
@@ -115,6 +131,29 @@ pub trait ToolsBackend: Send + Sync + 'static {
     async fn tools(&self, user: &CurrentUser) -> Result<ToolsView, AppError>;
 }
 
+/// Accounts, for admins only: every call checks the role on the server.
+#[async_trait]
+pub trait AdminBackend: Send + Sync + 'static {
+    async fn accounts(&self, user: &CurrentUser) -> Result<Vec<crate::model::AccountView>, AppError>;
+    async fn add_account(
+        &self,
+        user: &CurrentUser,
+        username: &str,
+        password: &str,
+        admin: bool,
+        may_approve_own: bool,
+    ) -> Result<(), AppError>;
+    async fn set_password(&self, user: &CurrentUser, account: i64, password: &str) -> Result<(), AppError>;
+    async fn set_role(
+        &self,
+        user: &CurrentUser,
+        account: i64,
+        admin: bool,
+        may_approve_own: bool,
+    ) -> Result<(), AppError>;
+    async fn end_sessions(&self, user: &CurrentUser, account: i64) -> Result<(), AppError>;
+}
+
 /// The services, provided as one context value.
 #[derive(Clone)]
 pub struct Backends {
@@ -122,6 +161,7 @@ pub struct Backends {
     pub chat: Arc<dyn ChatBackend>,
     pub content: Arc<dyn ContentBackend>,
     pub tools: Arc<dyn ToolsBackend>,
+    pub admin: Arc<dyn AdminBackend>,
 }
 
 fn backends() -> Result<Backends, AppError> {
@@ -142,6 +182,10 @@ pub fn content() -> Result<Arc<dyn ContentBackend>, AppError> {
 
 pub fn tools() -> Result<Arc<dyn ToolsBackend>, AppError> {
     Ok(backends()?.tools)
+}
+
+pub fn admin() -> Result<Arc<dyn AdminBackend>, AppError> {
+    Ok(backends()?.admin)
 }
 
 /// The name of the session cookie; the server's middleware reads it, `login` writes it.

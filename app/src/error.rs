@@ -41,6 +41,12 @@ pub enum AppError {
     NotResumable,
     #[error("no reply is being written")]
     NothingToStop,
+    /// The account may not do this (an editor asking for an admin's page or action).
+    #[error("not permitted")]
+    Forbidden,
+    /// Four-eyes: the reader may not approve their own change; a reviewer decides it.
+    #[error("this change waits for a reviewer")]
+    NeedsReviewer,
     #[error("The request could not be completed: {0}")]
     ServerFn(ServerFnErrorErr),
 }
@@ -65,6 +71,8 @@ impl AppError {
             AppError::ApprovalStillPending => Text::ErrorApprovalStillPending,
             AppError::NotResumable => Text::ErrorNotResumable,
             AppError::NothingToStop => Text::ErrorNothingToStop,
+            AppError::Forbidden => Text::ErrorForbidden,
+            AppError::NeedsReviewer => Text::ErrorNeedsReviewer,
             AppError::ServerFn(_) => Text::ErrorTransport,
         })
     }
@@ -73,6 +81,7 @@ impl AppError {
         match self {
             AppError::Unauthenticated | AppError::BadCredentials => 401,
             AppError::NotFound => 404,
+            AppError::Forbidden | AppError::NeedsReviewer => 403,
             AppError::Invalid(_) | AppError::AnswerNotOffered => 422,
             AppError::Busy
             | AppError::NotAwaitingInput

@@ -156,6 +156,8 @@ pub enum CardAnswers {
     Plain,
     /// A write in a process run: Übernehmen, Andere Variante or Überspringen.
     Process,
+    /// Another user's change, shown to a reviewer: approve only (denying stays with its owner).
+    Review,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,6 +172,9 @@ pub struct ApprovalCardView {
     /// Set in the runs inbox: the run the card belongs to.
     #[serde(default)]
     pub run: Option<String>,
+    /// Four-eyes: the reader may not approve this change of their own; a reviewer decides it.
+    #[serde(default)]
+    pub needs_reviewer: bool,
 }
 
 /// The reader's runs that wait for a decision or an answer, each with its card or question.
@@ -190,6 +195,9 @@ pub struct InboxItemView {
     pub moved_on: bool,
     /// Why the last decision or answer was not taken, in the reader's language.
     pub error: Option<String>,
+    /// Another user's change that waits for a reviewer: whose it is.
+    #[serde(default)]
+    pub review_of: Option<String>,
     pub question: Option<QuestionView>,
     pub card: Option<ApprovalCardView>,
 }
@@ -274,6 +282,21 @@ pub struct SessionView {
     pub language: Option<crate::i18n::Lang>,
     pub model_label: String,
     pub model_is_demo: bool,
+    /// Manages accounts: the header links the accounts page.
+    #[serde(default)]
+    pub admin: bool,
+}
+
+/// An account as the admin page lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountView {
+    pub id: i64,
+    pub username: String,
+    pub admin: bool,
+    pub may_approve_own: bool,
+    pub sessions: i64,
+    /// The reader's own account (they cannot take their own admin role away).
+    pub is_you: bool,
 }
 
 /// The button the reader pressed on an approval card.

@@ -1,3 +1,4 @@
+pub mod admin;
 pub mod chat;
 pub mod content;
 pub mod header;

@@ -421,6 +421,13 @@ impl Runtime {
         Ok(records.into_iter().map(|record| self.view(record)).collect())
     }
 
+    /// Other owners' runs that wait for an approval (not process runs, which only their initiator
+    /// decides), for a reviewer to look through; the caller decides whom each may concern.
+    pub async fn approvals_of_others(&self, actor: &Actor, limit: u32) -> Result<Vec<RunView>, RuntimeError> {
+        let records = self.store.approvals_not_of(actor.user_id, limit).await?;
+        Ok(records.into_iter().map(|record| self.view(record)).collect())
+    }
+
     /// Runs that have waited for a decision or an answer since before `cutoff` (Unix seconds),
     /// with their owners: candidates for expiry, which the caller cancels with
     /// [`Runtime::cancel_if_waiting`].

@@ -240,6 +240,23 @@ impl Store {
         rows.into_iter().map(RunRecord::try_from).collect()
     }
 
+    /// Runs of other owners than this one that wait for an approval, not process runs.
+    pub async fn approvals_not_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
+        let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
+                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
+                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
+             FROM runs WHERE owner_user_id <> $1 AND status = 'waiting_for_approval' AND process = $2
+             ORDER BY updated_at, id LIMIT $3",
+        )
+        .bind(owner_user_id)
+        .bind(false)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter().map(RunRecord::try_from).collect()
+    }
+
     /// Runs that have waited since before `cutoff`, with their owners.
     pub async fn waiting_since_before(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, i64)>, StoreError> {
         let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as(

@@ -48,6 +48,7 @@ impl AuthBackend for AccountService {
             language: user.language,
             model_label: self.model_label.clone(),
             model_is_demo: self.model_is_demo,
+            admin: user.admin,
         })
     }
 

@@ -54,6 +54,8 @@ pub async fn sessions(State(store): State<Store>, mut request: Request, next: Ne
     let user = match session_token_in(request.headers()) {
         Some(token) => match store.user_for_session(&token_hash(&token)).await {
             Ok(found) => found.map(|row| CurrentUser {
+                admin: row.role() == crate::store::Role::Admin,
+                may_approve_own: row.may_approve_own,
                 id: row.id,
                 username: row.username,
                 language: row.language.as_deref().and_then(app::i18n::Lang::parse),
@@ -67,7 +69,11 @@ pub async fn sessions(State(store): State<Store>, mut request: Request, next: Ne
     };
     let path = request.uri().path();
     let is_page = request.method() == Method::GET
-        && (path == "/" || path.starts_with("/c/") || path == "/pages" || path.starts_with("/pages/"));
+        && (path == "/"
+            || path.starts_with("/c/")
+            || path == "/pages"
+            || path.starts_with("/pages/")
+            || matches!(path, "/runs" | "/tools" | "/admin"));
     if is_page && user.is_none() {
         return Redirect::to("/login").into_response();
     }

@@ -198,7 +198,7 @@ pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lan
             tool_registered: call.tool_registered,
         })
         .collect();
-    ApprovalCardView { digest: pause.digest, answers, calls, preview_failed, run: None }
+    ApprovalCardView { digest: pause.digest, answers, calls, preview_failed, run: None, needs_reviewer: false }
 }
 
 fn preview_view(preview: runtime::CallPreview, lang: Lang) -> PreviewView {
@@ -346,6 +346,94 @@ impl ChatService {
         self.store.conversation_of(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
     }
 
+    /// Records a decision on the conversation's card by `decider`: its owner, or a reviewer of
+    /// the owner's changes (four-eyes), who may only approve.
+    async fn decide_on(
+        &self,
+        row: Conversation,
+        decider: &CurrentUser,
+        digest: &str,
+        decision: CardDecision,
+        lang: Lang,
+    ) -> Result<(), AppError> {
+        if row.status != ConversationStatus::AwaitingApproval {
+            return Err(if row.status == ConversationStatus::Processing && row.recorded.is_some() {
+                AppError::DecisionInFlight
+            } else {
+                AppError::NotAwaitingApproval
+            });
+        }
+        let Some(PauseView::Approval(pause)) = self.pause_of(&row).await? else {
+            return Err(AppError::NotAwaitingApproval);
+        };
+        let reviewing = decider.id != row.user_id;
+        // The server decides which answers a card has: a reason for a card that does not offer
+        // one is a plain denial.
+        let offers_reasons = !reviewing && self.card_answers(&row, &pause) == CardAnswers::Process;
+        let (approve, reason, label) = checked_decision(&pause, digest, decision, offers_reasons, lang)?;
+        if reviewing && !approve {
+            // Denying a change stays with its owner.
+            return Err(AppError::Forbidden);
+        }
+        if approve && !reviewing && pause.any_write() && !decider.approves_own_changes() {
+            return Err(AppError::NeedsReviewer);
+        }
+        let decision = Decision { approve, digest: &pause.digest, reason, label, decided_by: decider.id };
+        if !self.store.record_decision(row.user_id, &row.id, decision).await.map_err(internal)? {
+            return Err(AppError::NotAwaitingApproval);
+        }
+        self.wake(&row.id);
+        Ok(())
+    }
+
+    /// Another user's conversation whose card waits for a reviewer, for a reader who reviews:
+    /// its owner may not approve their own changes. `None` for anything else.
+    async fn under_review(&self, reviewer: &CurrentUser, id: &str) -> Result<Option<Conversation>, AppError> {
+        if !reviewer.reviews() {
+            return Ok(None);
+        }
+        let Some(row) = self.store.conversation(id).await.map_err(internal)? else { return Ok(None) };
+        if row.user_id == reviewer.id || !self.needs_review(row.user_id).await? {
+            return Ok(None);
+        }
+        Ok(Some(row))
+    }
+
+    /// Whether this user's changes wait for a reviewer.
+    async fn needs_review(&self, user_id: i64) -> Result<bool, AppError> {
+        let owner = self.store.user_by_id(user_id).await.map_err(internal)?;
+        Ok(owner.is_some_and(|owner| owner.role() != crate::store::Role::Admin && !owner.may_approve_own))
+    }
+
+    /// Other users' changes that wait for this reviewer: cards their owners may not approve.
+    async fn reviews(&self, reviewer: &CurrentUser, lang: Lang) -> Result<Vec<InboxItemView>, AppError> {
+        let actor = Actor::user(reviewer.id);
+        let runs = self.runtime.approvals_of_others(&actor, INBOX_LIMIT).await.map_err(runtime_failure)?;
+        let mut items = Vec::new();
+        for view in runs {
+            let Some(row) = self.store.conversation_of_run(view.run_id).await.map_err(internal)? else { continue };
+            if row.status != ConversationStatus::AwaitingApproval || !self.needs_review(row.user_id).await? {
+                continue;
+            }
+            let Some(PauseView::Approval(pause)) = view.pause else { continue };
+            let owner = self.store.user_by_id(row.user_id).await.map_err(internal)?;
+            let card =
+                ApprovalCardView { run: Some(view.run_id.to_string()), ..card_view(pause, CardAnswers::Review, lang) };
+            items.push(InboxItemView {
+                run_id: view.run_id.to_string(),
+                conversation_id: row.id,
+                conversation_title: row.title,
+                waiting_for: waited(db::now().saturating_sub(view.updated_at), lang),
+                moved_on: false,
+                error: None,
+                question: None,
+                card: Some(card),
+                review_of: owner.map(|owner| owner.username),
+            });
+        }
+        Ok(items)
+    }
+
     /// The conversation and one of its runs, for the runs inbox: unknown ids and another user's
     /// are alike not found.
     async fn run_of(&self, user: &CurrentUser, id: &str, run: &str) -> Result<(Conversation, Uuid), AppError> {
@@ -441,7 +529,8 @@ impl ChatService {
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
-                (None, Some(card_view(pause, answers, lang)))
+                let needs_reviewer = pause.any_write() && !user.approves_own_changes();
+                (None, Some(ApprovalCardView { needs_reviewer, ..card_view(pause, answers, lang) }))
             }
             _ => (None, None),
         };
@@ -578,6 +667,9 @@ impl ChatBackend for ChatService {
     }
 
     async fn create_conversation(&self, user: &CurrentUser, skill: Option<&str>) -> Result<String, AppError> {
+        if skill.is_some() && !user.approves_own_changes() {
+            return Err(AppError::Invalid(Text::ErrorTourFourEyes));
+        }
         if let Some(skill) = skill {
             if self.skills.find(skill).is_none() {
                 return Err(AppError::Invalid(Text::ErrorTransport));
@@ -684,30 +776,7 @@ impl ChatBackend for ChatService {
         lang: Lang,
     ) -> Result<(), AppError> {
         let row = self.owned(user, id).await?;
-        if row.status != ConversationStatus::AwaitingApproval {
-            return Err(if row.status == ConversationStatus::Processing && row.recorded.is_some() {
-                AppError::DecisionInFlight
-            } else {
-                AppError::NotAwaitingApproval
-            });
-        }
-        let Some(PauseView::Approval(pause)) = self.pause_of(&row).await? else {
-            return Err(AppError::NotAwaitingApproval);
-        };
-        // The server decides which answers a card has: a reason for a card that does not offer
-        // one is a plain denial.
-        let offers_reasons = self.card_answers(&row, &pause) == CardAnswers::Process;
-        let (approve, reason, label) = checked_decision(&pause, digest, decision, offers_reasons, lang)?;
-        let recorded = self
-            .store
-            .record_decision(user.id, id, Decision { approve, digest: &pause.digest, reason, label })
-            .await
-            .map_err(internal)?;
-        if !recorded {
-            return Err(AppError::NotAwaitingApproval);
-        }
-        self.wake(id);
-        Ok(())
+        self.decide_on(row, user, digest, decision, lang).await
     }
 
     async fn answer_run(
@@ -740,6 +809,13 @@ impl ChatBackend for ChatService {
         decision: CardDecision,
         lang: Lang,
     ) -> Result<(), AppError> {
+        if let Some(row) = self.under_review(user, id).await? {
+            // A reviewer decides the card the owner's conversation shows, nothing else.
+            if row.run_id.map(|run_id| run_id.to_string()) != Some(run.trim().to_string()) {
+                return Err(AppError::NotAwaitingApproval);
+            }
+            return self.decide_on(row, user, digest, decision, lang).await;
+        }
         let (row, run_id) = self.run_of(user, id, run).await?;
         if row.run_id == Some(run_id) {
             return self.decide(user, id, digest, decision, lang).await;
@@ -748,6 +824,9 @@ impl ChatBackend for ChatService {
             return Err(AppError::NotAwaitingApproval);
         };
         let (approve, reason, _) = checked_decision(&pause, digest, decision, pause.offers_denial_reason(), lang)?;
+        if approve && pause.any_write() && !user.approves_own_changes() {
+            return Err(AppError::NeedsReviewer);
+        }
         let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason };
         self.record_run_decision(&row, run_id, &recorded).await
     }
@@ -787,7 +866,8 @@ impl ChatBackend for ChatService {
                     } else {
                         self.card_answers(&row, &pause)
                     };
-                    (None, Some(ApprovalCardView { run, ..card_view(pause, answers, lang) }))
+                    let needs_reviewer = pause.any_write() && !user.approves_own_changes();
+                    (None, Some(ApprovalCardView { run, needs_reviewer, ..card_view(pause, answers, lang) }))
                 }
                 Some(PauseView::Unreadable) | None => continue,
             };
@@ -800,7 +880,11 @@ impl ChatBackend for ChatService {
                 error: error.map(|code| handback::sentence(code, lang).to_string()),
                 question,
                 card,
+                review_of: None,
             });
+        }
+        if user.reviews() {
+            items.extend(self.reviews(user, lang).await?);
         }
         Ok(InboxView { items })
     }
@@ -931,6 +1015,11 @@ impl ChatBackend for ChatService {
     }
 
     async fn start_tour(&self, user: &CurrentUser, page_id: i64, lang: Lang) -> Result<String, AppError> {
+        // A guided process is decided only by the one who started it, so it cannot wait for a
+        // reviewer: four-eyes accounts do not start one.
+        if !user.approves_own_changes() {
+            return Err(AppError::Invalid(Text::ErrorTourFourEyes));
+        }
         let page = self.content.page(page_id).await.map_err(content_failure)?.ok_or(AppError::NotFound)?;
         let id = Uuid::new_v4().to_string();
         let title =

@@ -244,6 +244,8 @@ pub struct Conversation {
     /// The last transcript line at the time a card was last approved: an edit at or before it
     /// replaces a part in which changes were applied (and stay).
     pub approved_through: Option<i64>,
+    /// Who decided the recorded decision, when it is someone else than the owner may be: a reviewer.
+    pub decided_by: Option<i64>,
 }
 
 /// Who wrote a transcript line.

@@ -2,9 +2,11 @@
 //! serves the Leptos app. `main.rs` only parses the configuration and calls [`serve`].
 
 pub mod account;
+pub mod admin;
 pub mod attachment_route;
 pub mod auth;
 pub mod chat;
+pub mod cli;
 pub mod config;
 pub mod continue_intent;
 pub mod conversation;
@@ -424,6 +426,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         chat: chat.clone(),
         content: Arc::new(PagesService::new(content)),
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
+        admin: Arc::new(admin::AdminService::new(store.clone())),
     };
     let state = AppState { leptos_options, store: store.clone(), chat, events };
     let app = router(state, backends);

@@ -5,13 +5,22 @@ use server::config::{Config, ConfigError};
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // Operator commands print their own lines; the server's log would only get in the way.
+    if server::cli::is_admin_command(&args) {
+        return server::cli::run(args, |key| std::env::var(key).ok()).await;
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
         )
         .init();
 
-    let config = match Config::from_env_and_args(|key| std::env::var(key).ok(), std::env::args().skip(1)) {
+    // `serve` is the default command; naming it is allowed.
+    if args.first().is_some_and(|first| first == "serve") {
+        args.remove(0);
+    }
+    let config = match Config::from_env_and_args(|key| std::env::var(key).ok(), args) {
         Ok(config) => config,
         Err(ConfigError::Help(text)) => {
             println!("{text}");

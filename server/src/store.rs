@@ -32,14 +32,6 @@ pub struct Store {
     db: Db,
 }
 
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct UserRow {
-    pub id: i64,
-    pub username: String,
-    pub password_hash: String,
-    pub language: Option<String>,
-}
-
 /// A decision on an approval card, as recorded for the worker.
 #[derive(Debug, Clone, Copy)]
 pub struct Decision<'a> {
@@ -47,6 +39,8 @@ pub struct Decision<'a> {
     pub digest: &'a str,
     /// Only for a card that offers reasons.
     pub reason: Option<DenialReason>,
+    /// Who decided: the owner, or a reviewer (four-eyes).
+    pub decided_by: i64,
     /// The reader's words for the reason, appended as their message.
     pub label: Option<&'a str>,
 }
@@ -129,6 +123,7 @@ struct ConversationRow {
     page_id: Option<i64>,
     updated_at: i64,
     approved_through: Option<i64>,
+    approval_decided_by: Option<i64>,
 }
 
 fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
@@ -184,6 +179,7 @@ impl TryFrom<ConversationRow> for Conversation {
             page_id: row.page_id,
             updated_at: row.updated_at,
             approved_through: row.approved_through,
+            decided_by: row.approval_decided_by,
         })
     }
 }
@@ -220,7 +216,8 @@ macro_rules! select_conversations {
     ($tail:literal) => {
         concat!(
             "SELECT id, user_id, title, status, error_code, run_id, approval_decision, approval_turn_digest,
-                    pending_input, approval_deny_reason, skill, page_id, updated_at, approved_through
+                    pending_input, approval_deny_reason, skill, page_id, updated_at, approved_through,
+                    approval_decided_by
              FROM conversations ",
             $tail
         )
@@ -230,7 +227,7 @@ macro_rules! select_conversations {
 /// The columns of a recorded answer or decision, cleared: nothing travels any more.
 macro_rules! clear_recorded {
     () => {
-        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL"
+        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, approval_decided_by = NULL"
     };
 }
 
@@ -488,92 +485,6 @@ impl Store {
     async fn update_one(&self, sql: &'static str, args: &[Arg<'_>]) -> Result<bool, StoreError> {
         let rows = on!(&self.db, pool => bind_args!(sqlx::query(sql), args).execute(pool).await.map(|done| done.rows_affected()))?;
         Ok(rows == 1)
-    }
-
-    // --- users and sessions -------------------------------------------------------------------
-
-    pub async fn count_users(&self) -> Result<i64, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(pool).await)?)
-    }
-
-    pub async fn create_user(&self, username: &str, password_hash: &str) -> Result<i64, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_scalar(
-            "INSERT INTO users (username, password_hash, created_at) VALUES ($1, $2, $3) RETURNING id",
-        )
-        .bind(username)
-        .bind(password_hash)
-        .bind(now())
-        .fetch_one(pool)
-        .await)?)
-    }
-
-    /// Creates the user only while there is none; false when another process was first.
-    pub async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<bool, StoreError> {
-        let created = on!(&self.db, pool => sqlx::query(
-            "INSERT INTO users (username, password_hash, created_at)
-             SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM users)",
-        )
-        .bind(username)
-        .bind(password_hash)
-        .bind(now())
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()));
-        match created {
-            Ok(rows) => Ok(rows == 1),
-            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
-            Err(error) => Err(error.into()),
-        }
-    }
-
-    pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(
-            on!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language FROM users WHERE username = $1")
-            .bind(username)
-            .fetch_optional(pool)
-            .await)?,
-        )
-    }
-
-    pub async fn create_session(&self, token_hash: &str, user_id: i64, expires_at: i64) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
-            .bind(token_hash)
-            .bind(user_id)
-            .bind(expires_at)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
-        Ok(())
-    }
-
-    pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_as(
-            "SELECT u.id, u.username, u.password_hash, u.language FROM sessions s JOIN users u ON u.id = s.user_id
-             WHERE s.token_hash = $1 AND s.expires_at > $2",
-        )
-        .bind(token_hash)
-        .bind(now())
-        .fetch_optional(pool)
-        .await)?)
-    }
-
-    pub async fn set_language(&self, user_id: i64, language: Option<&str>) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("UPDATE users SET language = $1 WHERE id = $2")
-            .bind(language)
-            .bind(user_id)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
-        Ok(())
-    }
-
-    pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
-            .bind(token_hash)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
-        Ok(())
     }
 
     // --- conversations and messages -----------------------------------------------------------
@@ -887,6 +798,7 @@ impl Store {
             "UPDATE conversations
              SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
                  approval_deny_reason = $3, pending_input = NULL, error_code = NULL, updated_at = $4,
+                 approval_decided_by = $8,
                  approved_through = CASE WHEN $7
                      THEN (SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = $5)
                      ELSE approved_through END
@@ -899,6 +811,7 @@ impl Store {
                 Arg::Text(conversation_id),
                 Arg::Int(user_id),
                 Arg::Bool(decision.approve),
+                Arg::Int(decision.decided_by),
             ],
             &then,
         )
@@ -1294,3 +1207,6 @@ impl Store {
 
 mod inbox;
 pub use inbox::RunDecision;
+
+mod users;
+pub use users::{Role, UserRow, UserSummary};

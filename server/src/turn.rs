@@ -185,7 +185,12 @@ impl Turns {
             return Ok(());
         }
         self.drafts.follow(run_id, &conversation.id);
-        match self.runtime.approve(&owner(conversation), run_id, decision).await {
+        // A reviewer's approval is theirs (the chat checked they review this owner's changes).
+        let decider = match conversation.decided_by {
+            Some(reviewer) if reviewer != conversation.user_id => Actor::admin(reviewer),
+            _ => owner(conversation),
+        };
+        match self.runtime.approve(&decider, run_id, decision).await {
             Ok(result) => self.apply(&conversation.id, result).await,
             Err(refusal) => self.refused(conversation, handback::approval_code(&refusal), &refusal).await,
         }

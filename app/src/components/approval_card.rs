@@ -40,6 +40,8 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
         }
         .into_any(),
         CardAnswers::Plain => button(CardDecision::Deny, Text::ApprovalCancel, "secondary").into_any(),
+        // A reviewer approves or leaves it: denying is the owner's.
+        CardAnswers::Review => ().into_any(),
     };
     // Approving a card whose preview failed only makes the previews again (the runtime never
     // applies what nobody saw), so the button says that.
@@ -50,6 +52,7 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
         <section class="approval-card" aria-labelledby=labelled_by aria-busy=move || pending.get().to_string()>
             <h2 id=heading_id>{lang.t(title)}</h2>
             <p class="pending-note">{lang.t(Text::ApprovalPending)}</p>
+            {card.needs_reviewer.then(|| view! { <p class="reviewer-note" role="note">{lang.t(Text::ReviewerWaits)}</p> })}
             <ul class="calls">
                 {card
                     .calls
@@ -91,7 +94,7 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
                 // In the runs inbox: the run the card belongs to, so the server can tell a card
                 // the chat moved on from.
                 {card.run.map(|run| view! { <input type="hidden" name="run" value=run/> })}
-                {button(CardDecision::Approve, approve, "primary")}
+                {(!card.needs_reviewer).then(|| button(CardDecision::Approve, approve, "primary"))}
                 {denials}
             </ActionForm>
         </section>

@@ -68,6 +68,7 @@ fn InboxItem(item: InboxItemView, decide: ServerAction<Decide>, answer: ServerAc
                 <span class="waits">{lang.t(kind)} " · " {lang.t(Text::InboxWaitingFor)} " " {item.waiting_for}</span>
             </div>
             {item.moved_on.then(|| view! { <p class="moved-on">{lang.t(Text::InboxMovedOn)}</p> })}
+            {item.review_of.map(|owner| view! { <p class="review-of">{lang.t(Text::InboxReview)} " " <strong>{owner}</strong></p> })}
             {item.error.map(|error| view! { <p class="error notice" role="alert">{error}</p> })}
             {item.card.map(|card| view! { <ApprovalCard conversation_id=id.clone() card decide/> })}
             {item.question.map(|question| {

@@ -2,6 +2,7 @@
 //! `TOURGUIDE_TEST_POSTGRES` names a server (`scripts/test` runs the suite both ways), a fresh
 //! PostgreSQL database per test.
 
+mod accounts;
 mod attachments;
 mod chat;
 mod crash;

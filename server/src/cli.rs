@@ -1,0 +1,242 @@
+//! The operator's commands beside `serve`: accounts (`user add|list|passwd|remove`) and a backup
+//! of a running SQLite database. Passwords come from a prompt, or from standard input when it is
+//! not a terminal (one line), never from the command line.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{ArgGroup, Parser, Subcommand};
+use db::{Db, Location};
+
+use crate::store::{Role, Store};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "server",
+    about = "Tourguide's operator commands. Without one, `server [serve] [OPTIONS]` runs the app."
+)]
+pub struct Admin {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Accounts: add, list, set a password, remove.
+    User {
+        #[command(subcommand)]
+        action: UserAction,
+        /// SQLite file or postgres:// URL [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
+        #[arg(long, global = true, value_name = "PATH|URL")]
+        database: Option<String>,
+    },
+    /// A consistent copy of a SQLite database, also while the app runs.
+    Backup {
+        file: PathBuf,
+        /// SQLite file [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
+        #[arg(long, value_name = "PATH")]
+        database: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum UserAction {
+    /// Adds an account; its password is asked for.
+    Add {
+        name: String,
+        #[arg(long, value_enum, default_value = "editor")]
+        role: RoleArg,
+        /// May approve changes in their own conversations (else a reviewer decides them).
+        #[arg(long)]
+        may_approve_own: bool,
+    },
+    List,
+    /// Sets a new password; the account's sessions end.
+    Passwd {
+        name: String,
+    },
+    /// Removes an account and ends its sessions.
+    #[command(group(ArgGroup::new("conversations").required(true).args(["delete_conversations", "keep_conversations"])))]
+    Remove {
+        name: String,
+        /// Deletes the account's conversations with it.
+        #[arg(long)]
+        delete_conversations: bool,
+        /// Keeps the conversations: the account stays, locked (no password opens it).
+        #[arg(long)]
+        keep_conversations: bool,
+    },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum RoleArg {
+    Admin,
+    Editor,
+}
+
+/// Whether these arguments name an operator command (else they are `serve`'s).
+pub fn is_admin_command(args: &[String]) -> bool {
+    matches!(args.first().map(String::as_str), Some("user" | "backup"))
+}
+
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("cannot open the database: {0}")]
+    Open(String),
+    #[error("no user named '{0}'")]
+    NoSuchUser(String),
+    #[error("a user named '{0}' exists already")]
+    Exists(String),
+    #[error("the password must have at least 8 characters")]
+    ShortPassword,
+    #[error("no password given")]
+    NoPassword,
+    #[error("a backup copies a SQLite database; for PostgreSQL use pg_dump")]
+    BackupNeedsSqlite,
+    #[error("'{0}' exists already; a backup never overwrites a file")]
+    BackupExists(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Runs an operator command; prints what it did, or a sentence and exit code 2 (bad use) or 1.
+pub async fn run(args: Vec<String>, env: impl Fn(&str) -> Option<String>) -> ExitCode {
+    let admin = match Admin::try_parse_from(std::iter::once("server".to_string()).chain(args)) {
+        Ok(admin) => admin,
+        Err(error) if matches!(error.kind(), clap::error::ErrorKind::DisplayHelp) => {
+            print!("{}", error.render());
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprint!("{}", error.render());
+            return ExitCode::from(2);
+        }
+    };
+    match execute(admin, env).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error @ (CliError::Usage(_) | CliError::ShortPassword | CliError::NoPassword)) => {
+            eprintln!("tourguide: {error}");
+            ExitCode::from(2)
+        }
+        Err(error) => {
+            eprintln!("tourguide: {error}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn location(database: Option<String>, env: &impl Fn(&str) -> Option<String>) -> Location {
+    Location::parse(&database.or_else(|| env("TOURGUIDE_DATABASE")).unwrap_or_else(|| "./data/tourguide.db".into()))
+}
+
+async fn open(location: &Location) -> Result<Store, CliError> {
+    let db = Db::open(location).await.map_err(|error| CliError::Open(error.to_string()))?;
+    for migrations in [crate::store::migrations(), runtime::migrations(), content::store::migrations()] {
+        db.migrate(&migrations).await.map_err(|error| CliError::Open(error.to_string()))?;
+    }
+    Ok(Store::new(db))
+}
+
+fn failed(error: impl std::fmt::Display) -> CliError {
+    CliError::Failed(error.to_string())
+}
+
+/// A password from a prompt (twice) on a terminal, else the first line of standard input.
+fn read_password(name: &str) -> Result<String, CliError> {
+    let password = if std::io::stdin().is_terminal() {
+        let first = rpassword::prompt_password(format!("Password for {name}: ")).map_err(failed)?;
+        let again = rpassword::prompt_password("Again: ").map_err(failed)?;
+        if first != again {
+            return Err(CliError::Usage("the two passwords differ".into()));
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line).map_err(failed)?;
+        line.trim_end_matches(['\n', '\r']).to_string()
+    };
+    if password.is_empty() {
+        return Err(CliError::NoPassword);
+    }
+    if password.chars().count() < 8 {
+        return Err(CliError::ShortPassword);
+    }
+    Ok(password)
+}
+
+async fn execute(admin: Admin, env: impl Fn(&str) -> Option<String>) -> Result<(), CliError> {
+    match admin.command {
+        Command::User { action, database } => {
+            let store = open(&location(database, &env)).await?;
+            user(&store, action).await
+        }
+        Command::Backup { file, database } => {
+            let Location::Sqlite(path) = location(database, &env) else { return Err(CliError::BackupNeedsSqlite) };
+            if file.exists() {
+                return Err(CliError::BackupExists(file.display().to_string()));
+            }
+            let store = open(&Location::Sqlite(path)).await?;
+            store.backup_into(&file).await.map_err(failed)?;
+            println!("Backed up to {}", file.display());
+            Ok(())
+        }
+    }
+}
+
+async fn user(store: &Store, action: UserAction) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    match action {
+        UserAction::Add { name, role, may_approve_own } => {
+            let name = name.trim().to_string();
+            if name.is_empty() || name.chars().count() > 64 {
+                return Err(CliError::Usage("a user name has 1 to 64 characters".into()));
+            }
+            if store.user_by_name(&name).await.map_err(failed)?.is_some() {
+                return Err(CliError::Exists(name));
+            }
+            let password = read_password(&name)?;
+            let role = match role {
+                RoleArg::Admin => Role::Admin,
+                RoleArg::Editor => Role::Editor,
+            };
+            let hash = crate::auth::hash_password(&password);
+            store.add_user(&name, &hash, role, may_approve_own).await.map_err(failed)?;
+            let _ = writeln!(
+                out,
+                "Added {name} ({}{}).",
+                role.as_str(),
+                if may_approve_own { ", may approve own changes" } else { "" }
+            );
+        }
+        UserAction::List => {
+            for user in store.users().await.map_err(failed)? {
+                let approve =
+                    if user.may_approve_own || user.role == Role::Admin { "approves own changes" } else { "four-eyes" };
+                let _ =
+                    writeln!(out, "{}\t{}\t{approve}\t{} sessions", user.username, user.role.as_str(), user.sessions);
+            }
+        }
+        UserAction::Passwd { name } => {
+            let user =
+                store.user_by_name(&name).await.map_err(failed)?.ok_or_else(|| CliError::NoSuchUser(name.clone()))?;
+            let password = read_password(&name)?;
+            store.set_password(user.id, &crate::auth::hash_password(&password)).await.map_err(failed)?;
+            let _ = writeln!(out, "Set a new password for {name}; their sessions ended.");
+        }
+        UserAction::Remove { name, delete_conversations, keep_conversations: _ } => {
+            let user =
+                store.user_by_name(&name).await.map_err(failed)?.ok_or_else(|| CliError::NoSuchUser(name.clone()))?;
+            if delete_conversations {
+                store.delete_user(user.id).await.map_err(failed)?;
+                let _ = writeln!(out, "Removed {name} and their conversations.");
+            } else {
+                store.lock_user(user.id).await.map_err(failed)?;
+                let _ = writeln!(out, "Locked {name}: their sessions ended, their conversations are kept.");
+            }
+        }
+    }
+    Ok(())
+}

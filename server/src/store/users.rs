@@ -1,0 +1,251 @@
+//! Accounts and their sessions: who may sign in, their role, and whether they may approve their
+//! own changes (four-eyes).
+
+use db::{now, on};
+
+use super::{Store, StoreError};
+
+/// What an account may do beyond its own conversations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Manages accounts, and reviews (approves) other users' changes.
+    Admin,
+    /// Works in their own conversations.
+    Editor,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Editor => "editor",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "admin" => Some(Role::Admin),
+            "editor" => Some(Role::Editor),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UserRow {
+    pub id: i64,
+    pub username: String,
+    pub password_hash: String,
+    pub language: Option<String>,
+    role: String,
+    pub may_approve_own: bool,
+}
+
+impl UserRow {
+    /// A role this build does not know grants nothing beyond an editor's.
+    pub fn role(&self) -> Role {
+        Role::parse(&self.role).unwrap_or(Role::Editor)
+    }
+}
+
+impl Store {
+    pub async fn count_users(&self) -> Result<i64, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(pool).await)?)
+    }
+
+    /// An editor who may approve their own changes, as every account could before roles.
+    pub async fn create_user(&self, username: &str, password_hash: &str) -> Result<i64, StoreError> {
+        self.add_user(username, password_hash, Role::Editor, true).await
+    }
+
+    pub async fn add_user(
+        &self,
+        username: &str,
+        password_hash: &str,
+        role: Role,
+        may_approve_own: bool,
+    ) -> Result<i64, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query_scalar(
+            "INSERT INTO users (username, password_hash, role, may_approve_own, created_at)
+             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        )
+        .bind(username)
+        .bind(password_hash)
+        .bind(role.as_str())
+        .bind(may_approve_own)
+        .bind(now())
+        .fetch_one(pool)
+        .await)?)
+    }
+
+    /// Creates the user only while there is none; false when another process was first.
+    pub async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<bool, StoreError> {
+        let created = on!(&self.db, pool => sqlx::query(
+            "INSERT INTO users (username, password_hash, role, may_approve_own, created_at)
+             SELECT $1, $2, 'admin', $3, $4 WHERE NOT EXISTS (SELECT 1 FROM users)",
+        )
+        .bind(username)
+        .bind(password_hash)
+        .bind(true)
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()));
+        match created {
+            Ok(rows) => Ok(rows == 1),
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Ok(false),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    pub async fn user_by_id(&self, id: i64) -> Result<Option<UserRow>, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query_as(
+            "SELECT id, username, password_hash, language, role, may_approve_own FROM users WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
+        Ok(
+            on!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language, role, may_approve_own FROM users WHERE username = $1")
+            .bind(username)
+            .fetch_optional(pool)
+            .await)?,
+        )
+    }
+
+    pub async fn create_session(&self, token_hash: &str, user_id: i64, expires_at: i64) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
+            .bind(token_hash)
+            .bind(user_id)
+            .bind(expires_at)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query_as(
+            "SELECT u.id, u.username, u.password_hash, u.language, u.role, u.may_approve_own
+             FROM sessions s JOIN users u ON u.id = s.user_id
+             WHERE s.token_hash = $1 AND s.expires_at > $2",
+        )
+        .bind(token_hash)
+        .bind(now())
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    pub async fn set_language(&self, user_id: i64, language: Option<&str>) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query("UPDATE users SET language = $1 WHERE id = $2")
+            .bind(language)
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+            .bind(token_hash)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// Every account, with how many sessions it has open.
+    pub async fn users(&self) -> Result<Vec<UserSummary>, StoreError> {
+        let rows: Vec<(i64, String, String, bool, i64)> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT u.id, u.username, u.role, u.may_approve_own,
+                    (SELECT COUNT(*) FROM sessions s WHERE s.user_id = u.id AND s.expires_at > $1)
+             FROM users u ORDER BY u.username",
+        )
+        .bind(now())
+        .fetch_all(pool)
+        .await)?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, username, role, may_approve_own, sessions)| UserSummary {
+                id,
+                username,
+                role: Role::parse(&role).unwrap_or(Role::Editor),
+                may_approve_own,
+                sessions,
+            })
+            .collect())
+    }
+
+    /// A new password; every session of the account ends with the old one.
+    pub async fn set_password(&self, user_id: i64, password_hash: &str) -> Result<bool, StoreError> {
+        let changed = on!(&self.db, pool => sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
+            .bind(password_hash)
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        self.end_sessions(user_id).await?;
+        Ok(changed == 1)
+    }
+
+    pub async fn set_role(&self, user_id: i64, role: Role, may_approve_own: bool) -> Result<bool, StoreError> {
+        let changed = on!(&self.db, pool => sqlx::query("UPDATE users SET role = $1, may_approve_own = $2 WHERE id = $3")
+            .bind(role.as_str())
+            .bind(may_approve_own)
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(changed == 1)
+    }
+
+    pub async fn end_sessions(&self, user_id: i64) -> Result<u64, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE user_id = $1")
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?)
+    }
+
+    /// The account and everything it owns (its conversations go with it).
+    pub async fn delete_user(&self, user_id: i64) -> Result<bool, StoreError> {
+        let deleted = on!(&self.db, pool => sqlx::query("DELETE FROM users WHERE id = $1")
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(deleted == 1)
+    }
+
+    /// The account stays with its conversations, but no password opens it any more.
+    pub async fn lock_user(&self, user_id: i64) -> Result<bool, StoreError> {
+        self.set_password(user_id, LOCKED).await
+    }
+
+    /// A consistent copy of the SQLite database while others read and write it (`VACUUM INTO`).
+    pub async fn backup_into(&self, file: &std::path::Path) -> Result<(), StoreError> {
+        let db::Db::Sqlite(pool) = &self.db else {
+            return Err(StoreError::Corrupt("a backup copies a SQLite database".into()));
+        };
+        sqlx::query("VACUUM INTO $1").bind(file.display().to_string()).execute(pool).await?;
+        Ok(())
+    }
+}
+
+/// Not an argon2 hash: no password verifies against it.
+const LOCKED: &str = "!locked";
+
+/// An account as the operator and the admin page list it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserSummary {
+    pub id: i64,
+    pub username: String,
+    pub role: Role,
+    pub may_approve_own: bool,
+    /// Sessions that have not expired.
+    pub sessions: i64,
+}
