@@ -245,6 +245,7 @@ pub async fn list_tools() -> Result<crate::model::ToolsView, AppError> {
 }
 
 /// A checkbox sends its value when ticked and nothing otherwise.
+#[cfg(feature = "ssr")]
 fn ticked(value: Option<String>) -> bool {
     value.is_some_and(|value| !value.is_empty() && value != "false")
 }
