@@ -128,6 +128,37 @@ impl Migrations {
     }
 }
 
+impl Db {
+    /// Whether every migration of these sets is applied (a readiness check: a process that
+    /// started on an older build's database before another process migrated it is not ready).
+    pub async fn migrated(&self, sets: &[Migrations]) -> Result<bool, DbError> {
+        let applied: Vec<i64> = match self {
+            Db::Sqlite(pool) => {
+                sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(pool).await?
+            }
+            Db::Postgres(pool) => {
+                sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(pool).await?
+            }
+        };
+        let wanted = sets.iter().flat_map(|set| match self {
+            Db::Sqlite(_) => set.sqlite.iter(),
+            Db::Postgres(_) => set.postgres.iter(),
+        });
+        Ok(wanted
+            .filter(|migration| !migration.migration_type.is_down_migration())
+            .all(|migration| applied.contains(&migration.version)))
+    }
+
+    /// One round trip to the database.
+    pub async fn ping(&self) -> Result<(), DbError> {
+        match self {
+            Db::Sqlite(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ())?,
+            Db::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ())?,
+        }
+        Ok(())
+    }
+}
+
 /// Connection options that make concurrent writers wait for each other instead of failing: WAL,
 /// a busy timeout, `synchronous = NORMAL` (durable at every checkpoint, safe with WAL), foreign
 /// keys on. Every pool of the application and of its tests is made with these.

@@ -13,6 +13,7 @@ pub mod conversation;
 pub mod drafts;
 pub mod events;
 pub mod handback;
+pub mod health;
 pub mod inbox;
 pub mod input_route;
 pub mod markdown;
@@ -64,6 +65,7 @@ pub struct AppState {
     pub store: Store,
     pub chat: Arc<ChatService>,
     pub events: ConversationEvents,
+    pub worker: health::WorkerAlive,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +126,8 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(attachment_route::UPLOAD_PATH, axum::routing::post(attachment_route::upload))
         .route(attachment_route::FILE_PATH, axum::routing::get(attachment_route::download))
         .route(events::PATH, axum::routing::get(events::stream))
+        .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
+        .route(health::READY_PATH, axum::routing::get(health::readyz))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -400,11 +404,19 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         events: events.clone(),
         drafts: drafts.clone(),
     };
-    let worker = if config.worker {
+    let alive = config.worker.then(|| Arc::new(std::sync::atomic::AtomicBool::new(true)));
+    let worker = if let Some(alive) = &alive {
         events.wake_on_changes(worker_handle.clone());
-        Worker::new(turns, worker_handle.clone(), config.lease)
+        let task = Worker::new(turns, worker_handle.clone(), config.lease)
             .with_waiting_expiry(config.waiting_expiry)
-            .spawn(shutdown_receiver.clone())
+            .spawn(shutdown_receiver.clone());
+        let guard = health::AliveGuard(alive.clone());
+        tokio::spawn(async move {
+            let _guard = guard;
+            if let Err(error) = task.await {
+                tracing::error!(%error, "the worker stopped");
+            }
+        })
     } else {
         tokio::spawn(async {})
     };
@@ -428,7 +440,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
         admin: Arc::new(admin::AdminService::new(store.clone())),
     };
-    let state = AppState { leptos_options, store: store.clone(), chat, events };
+    let state = AppState { leptos_options, store: store.clone(), chat, events, worker: health::WorkerAlive(alive) };
     let app = router(state, backends);
 
     if !config.web {

@@ -56,3 +56,41 @@ async fn job_states(server: &TestServer) -> Vec<String> {
     db::on!(server.store().db(), pool => sqlx::query_scalar("SELECT state FROM jobs ORDER BY id").fetch_all(pool).await)
         .unwrap()
 }
+
+#[tokio::test]
+async fn health_and_readiness_answer_without_a_session_and_say_what_fails() {
+    let server = TestServer::start().await;
+    let client = server.client();
+    let get = |path: &'static str| {
+        let http = client.http.clone();
+        let url = format!("{}{path}", client.base);
+        async move {
+            let response = http.get(url).send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    assert_eq!(get("/healthz").await, (200, "ok".to_string()));
+    let (status, body) = get("/readyz").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+        serde_json::json!({ "database": "ok", "migrations": "ok", "worker": "ok" })
+    );
+    // A migration of this build missing from the database: not ready, and it says why.
+    server.exec("DELETE FROM _sqlx_migrations WHERE version = 20261203000005").await;
+    let (status, body) = get("/readyz").await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains(r#""migrations":"failing""#), "{body}");
+    server.stop().await;
+
+    let web_only = TestServer::start_configured(
+        tempfile::tempdir().unwrap(),
+        server::Services::new(Arc::new(demo::DemoProvider)),
+        false,
+    )
+    .await;
+    let response = web_only.client().http.get(format!("{}/readyz", web_only.client().base)).send().await.unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    assert!(response.text().await.unwrap().contains(r#""worker":"off""#));
+    web_only.stop().await;
+}
