@@ -28,6 +28,8 @@ pub struct Config {
     pub attachment_limit: usize,
     /// How long a run may wait for a decision or an answer before it is cancelled.
     pub waiting_expiry: Duration,
+    /// One JSON object per log line instead of text.
+    pub json_logs: bool,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -54,6 +56,8 @@ pub enum ConfigError {
     BadAttachmentLimit(String),
     #[error("'{0}' is not a valid expiry (expected a duration such as 7d, 36h, 90m or 600s)")]
     BadExpiry(String),
+    #[error("'{0}' is not a log format (expected text or json)")]
+    BadLogFormat(String),
     #[error("with --web off and --worker off this process would do nothing")]
     NothingToRun,
     #[error(transparent)]
@@ -103,6 +107,20 @@ struct Args {
     /// in its conversation: e.g. 7d, 36h, 90m, 600s [TOURGUIDE_WAITING_EXPIRY] (default 7d)
     #[arg(long, value_name = "DURATION")]
     waiting_expiry: Option<String>,
+    /// Log lines as text or as one JSON object each [TOURGUIDE_LOG_FORMAT] (default text)
+    #[arg(long, value_name = "text|json")]
+    log_format: Option<String>,
+}
+
+/// Whether these arguments and this environment ask for JSON logs. Read before the rest of the
+/// configuration, because the log is set up first; a bad value is reported by [`Config`].
+pub fn wants_json_logs(args: &[String], env: impl Fn(&str) -> Option<String>) -> bool {
+    let from_args = args.iter().enumerate().find_map(|(index, arg)| match arg.strip_prefix("--log-format") {
+        Some("") => args.get(index + 1).cloned(),
+        Some(rest) => rest.strip_prefix('=').map(str::to_string),
+        None => None,
+    });
+    from_args.or_else(|| env("TOURGUIDE_LOG_FORMAT")).is_some_and(|format| format.trim() == "json")
 }
 
 /// `7d`, `36h`, `90m`, `600s` or plain seconds; at least a second, at most ten years.
@@ -199,7 +217,13 @@ impl Config {
             None => DEFAULT_WAITING_EXPIRY,
             Some(text) => duration(&text).ok_or(ConfigError::BadExpiry(text))?,
         };
+        let json_logs = match args.log_format.or_else(|| env("TOURGUIDE_LOG_FORMAT")).as_deref().map(str::trim) {
+            None | Some("text") => false,
+            Some("json") => true,
+            Some(other) => return Err(ConfigError::BadLogFormat(other.to_string())),
+        };
         Ok(Config {
+            json_logs,
             waiting_expiry,
             attachment_limit,
             database,
@@ -303,6 +327,14 @@ mod tests {
             let config = parse(&[("TOURGUIDE_WAITING_EXPIRY", text)], &[]).unwrap();
             assert_eq!(config.waiting_expiry, Duration::from_secs(seconds), "{text}");
         }
+        assert!(parse(&[], &["--log-format", "json"]).unwrap().json_logs);
+        assert!(!parse(&[("TOURGUIDE_LOG_FORMAT", "text")], &[]).unwrap().json_logs);
+        assert_eq!(parse(&[], &["--log-format=yaml"]).unwrap_err(), ConfigError::BadLogFormat("yaml".into()));
+        let args = |list: &[&str]| list.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+        assert!(wants_json_logs(&args(&["--log-format", "json"]), |_| None));
+        assert!(wants_json_logs(&args(&["--log-format=json"]), |_| None));
+        assert!(wants_json_logs(&[], |key| (key == "TOURGUIDE_LOG_FORMAT").then(|| "json".to_string())));
+        assert!(!wants_json_logs(&args(&["--log-format", "text"]), |_| Some("json".to_string())));
         for bad in ["0s", "7w", "d", "-1d", ""] {
             let error = parse(&[], &[&format!("--waiting-expiry={bad}")]).unwrap_err();
             assert_eq!(error, ConfigError::BadExpiry(bad.to_string()), "{bad}");

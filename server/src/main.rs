@@ -10,11 +10,12 @@ async fn main() -> ExitCode {
     if server::cli::is_admin_command(&args) {
         return server::cli::run(args, |key| std::env::var(key).ok()).await;
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into()),
-        )
-        .init();
+    let filter = || tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,sqlx=warn".into());
+    if server::config::wants_json_logs(&args, |key| std::env::var(key).ok()) {
+        tracing_subscriber::fmt().json().with_env_filter(filter()).init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter()).init();
+    }
 
     // `serve` is the default command; naming it is allowed.
     if args.first().is_some_and(|first| first == "serve") {

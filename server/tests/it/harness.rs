@@ -59,6 +59,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         mcp: None,
         attachment_limit: server::config::DEFAULT_ATTACHMENT_LIMIT_MIB * 1024 * 1024,
         waiting_expiry: server::config::DEFAULT_WAITING_EXPIRY,
+        json_logs: false,
     }
 }
 
