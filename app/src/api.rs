@@ -9,8 +9,8 @@ use crate::model::{ConversationSummary, ConversationView, SessionView};
 
 #[server(endpoint = "login")]
 pub async fn login(username: String, password: String) -> Result<(), AppError> {
-    use crate::backend::{auth, fail, session_cookie};
-    let session = auth()?.login(&username, &password).await.map_err(fail)?;
+    use crate::backend::{auth, client_address, fail, session_cookie};
+    let session = auth()?.login(&username, &password, client_address()).await.map_err(fail)?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
     let cookie = session_cookie(&session.token, session.max_age_seconds);
     if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {

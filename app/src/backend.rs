@@ -51,7 +51,13 @@ pub struct NewSession {
 /// Signing in and out, and what the header shows of the session.
 #[async_trait]
 pub trait AuthBackend: Send + Sync + 'static {
-    async fn login(&self, username: &str, password: &str) -> Result<NewSession, AppError>;
+    /// `client` is the request's address, for the limit on attempts per client.
+    async fn login(
+        &self,
+        username: &str,
+        password: &str,
+        client: Option<std::net::IpAddr>,
+    ) -> Result<NewSession, AppError>;
     async fn logout(&self, session_token: &str) -> Result<(), AppError>;
     async fn session(&self, user: &CurrentUser, lang: Lang) -> Result<SessionView, AppError>;
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError>;
@@ -236,6 +242,12 @@ pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
 }
 
 /// The raw session token of this request, if it carries one.
+/// The address the request came from (the peer of its connection), for per-client limits.
+pub fn client_address() -> Option<std::net::IpAddr> {
+    let parts = use_context::<axum::http::request::Parts>()?;
+    parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip())
+}
+
 pub fn session_token() -> Option<String> {
     session_token_in(&use_context::<axum::http::request::Parts>()?.headers)
 }

@@ -41,6 +41,9 @@ pub enum AppError {
     NotResumable,
     #[error("no reply is being written")]
     NothingToStop,
+    /// Too many sign-in attempts for this name or from this address in the last minute.
+    #[error("too many sign-in attempts")]
+    TooManyAttempts,
     /// The account may not do this (an editor asking for an admin's page or action).
     #[error("not permitted")]
     Forbidden,
@@ -72,6 +75,7 @@ impl AppError {
             AppError::NotResumable => Text::ErrorNotResumable,
             AppError::NothingToStop => Text::ErrorNothingToStop,
             AppError::Forbidden => Text::ErrorForbidden,
+            AppError::TooManyAttempts => Text::ErrorTooManyAttempts,
             AppError::NeedsReviewer => Text::ErrorNeedsReviewer,
             AppError::ServerFn(_) => Text::ErrorTransport,
         })
@@ -82,6 +86,7 @@ impl AppError {
             AppError::Unauthenticated | AppError::BadCredentials => 401,
             AppError::NotFound => 404,
             AppError::Forbidden | AppError::NeedsReviewer => 403,
+            AppError::TooManyAttempts => 429,
             AppError::Invalid(_) | AppError::AnswerNotOffered => 422,
             AppError::Busy
             | AppError::NotAwaitingInput

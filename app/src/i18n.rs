@@ -203,6 +203,7 @@ catalogue! {
     AdminSessions => "open sessions", "offene Sitzungen";
     AdminYou => "(you)", "(du)";
     AdminDone => "Saved.", "Gespeichert.";
+    ErrorTooManyAttempts => "Too many sign-in attempts. Wait a minute and try again.", "Zu viele Anmeldeversuche. Bitte eine Minute warten und erneut versuchen.";
     ErrorForbidden => "Your account may not do this.", "Dein Konto darf das nicht.";
     ErrorNeedsReviewer => "You cannot approve your own change: it waits for a reviewer (an admin or a colleague who may approve), who decides it under Waiting.", "Du kannst deine eigene Änderung nicht freigeben: Sie wartet auf eine Prüfung durch eine Administratorin oder eine Kollegin mit Freigaberecht, die unter „Wartend“ entscheidet.";
     ReviewerWaits => "Waits for a reviewer: an admin or a colleague who may approve decides it under Waiting. You can still cancel it.", "Wartet auf eine Prüfung: Eine Administratorin oder eine Kollegin mit Freigaberecht entscheidet unter „Wartend“. Abbrechen kannst du weiterhin.";

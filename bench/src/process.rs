@@ -48,6 +48,8 @@ impl ServerProcess {
             .env("TOURGUIDE_WORKER", worker)
             .env("LEPTOS_SITE_ROOT", site_root)
             .env("TOURGUIDE_DEMO_PASSWORD", PASSWORD)
+            // The bench signs many clients in as one user from one address.
+            .env("TOURGUIDE_LOGIN_ATTEMPTS", "100000")
             .env("TOURGUIDE_OPENAI_MODEL", "bench-model")
             .env("TOURGUIDE_OPENAI_BASE_URL", model_url)
             .env("RUST_LOG", "error")

@@ -1,7 +1,12 @@
 //! The `AuthBackend` seam: signing in and out, the session as the header shows it, and the
 //! reader's language. Passwords and tokens themselves are `auth`'s business.
 
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
 use async_trait::async_trait;
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
 use app::backend::{AuthBackend, CurrentUser, NewSession};
 use app::error::AppError;
@@ -17,17 +22,50 @@ pub struct AccountService {
     store: Store,
     model_label: String,
     model_is_demo: bool,
+    attempts: Arc<LoginLimits>,
+}
+
+/// Sign-in attempts per user name and per client address, each a rate per minute (the name's
+/// as configured, the address's three times that, since several people may share one). Every
+/// attempt counts, before the password is checked: a guess costs the same as a good login.
+pub struct LoginLimits {
+    names: DefaultKeyedRateLimiter<String>,
+    addresses: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl LoginLimits {
+    pub fn per_minute(per_name: NonZeroU32) -> Self {
+        let per_address = per_name.saturating_mul(NonZeroU32::new(3).unwrap_or(NonZeroU32::MIN));
+        LoginLimits {
+            names: RateLimiter::keyed(Quota::per_minute(per_name)),
+            addresses: RateLimiter::keyed(Quota::per_minute(per_address)),
+        }
+    }
+
+    /// Counts one attempt; false when the name or the address is over its limit.
+    fn attempt(&self, username: &str, client: Option<IpAddr>) -> bool {
+        let name_ok = self.names.check_key(&username.trim().to_lowercase()).is_ok();
+        let address_ok = client.is_none_or(|client| self.addresses.check_key(&client).is_ok());
+        // Forget keys whose limit has recovered, so the maps do not grow with every name tried.
+        self.names.retain_recent();
+        self.addresses.retain_recent();
+        name_ok && address_ok
+    }
 }
 
 impl AccountService {
-    pub fn new(store: Store, model_label: String, model_is_demo: bool) -> Self {
-        AccountService { store, model_label, model_is_demo }
+    pub fn new(store: Store, model_label: String, model_is_demo: bool, limits: Arc<LoginLimits>) -> Self {
+        AccountService { store, model_label, model_is_demo, attempts: limits }
     }
 }
 
 #[async_trait]
 impl AuthBackend for AccountService {
-    async fn login(&self, username: &str, password: &str) -> Result<NewSession, AppError> {
+    async fn login(&self, username: &str, password: &str, client: Option<IpAddr>) -> Result<NewSession, AppError> {
+        if !self.attempts.attempt(username, client) {
+            tracing::warn!(%username, ?client, "sign-in attempts over the limit");
+            return Err(AppError::TooManyAttempts);
+        }
         let user = self.store.user_by_name(username.trim()).await.map_err(internal)?;
         let Some(user) = user.filter(|user| auth::verify_password(password, &user.password_hash)) else {
             return Err(AppError::BadCredentials);

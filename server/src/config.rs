@@ -30,10 +30,13 @@ pub struct Config {
     pub waiting_expiry: Duration,
     /// One JSON object per log line instead of text.
     pub json_logs: bool,
+    /// Sign-in attempts per user name and minute (three times this per client address).
+    pub login_attempts: std::num::NonZeroU32,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_ATTACHMENT_LIMIT_MIB: usize = 10;
+pub const DEFAULT_LOGIN_ATTEMPTS: std::num::NonZeroU32 = std::num::NonZeroU32::new(10).unwrap();
 pub const DEFAULT_WAITING_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
 const MIB: usize = 1024 * 1024;
 
@@ -56,6 +59,8 @@ pub enum ConfigError {
     BadAttachmentLimit(String),
     #[error("'{0}' is not a valid expiry (expected a duration such as 7d, 36h, 90m or 600s)")]
     BadExpiry(String),
+    #[error("'{0}' is not a valid number of sign-in attempts (expected 1 to 100000 per minute)")]
+    BadLoginAttempts(String),
     #[error("'{0}' is not a log format (expected text or json)")]
     BadLogFormat(String),
     #[error("with --web off and --worker off this process would do nothing")]
@@ -110,6 +115,10 @@ struct Args {
     /// Log lines as text or as one JSON object each [TOURGUIDE_LOG_FORMAT] (default text)
     #[arg(long, value_name = "text|json")]
     log_format: Option<String>,
+    /// Sign-in attempts per user name and minute; three times as many per client address
+    /// [TOURGUIDE_LOGIN_ATTEMPTS] (default 10)
+    #[arg(long, value_name = "N")]
+    login_attempts: Option<String>,
 }
 
 /// Whether these arguments and this environment ask for JSON logs. Read before the rest of the
@@ -222,7 +231,17 @@ impl Config {
             Some("json") => true,
             Some(other) => return Err(ConfigError::BadLogFormat(other.to_string())),
         };
+        let login_attempts = match args.login_attempts.or_else(|| env("TOURGUIDE_LOGIN_ATTEMPTS")) {
+            None => DEFAULT_LOGIN_ATTEMPTS,
+            Some(text) => match text.trim().parse::<u32>() {
+                Ok(count @ 1..=100_000) => {
+                    std::num::NonZeroU32::new(count).ok_or(ConfigError::BadLoginAttempts(text))?
+                }
+                _ => return Err(ConfigError::BadLoginAttempts(text)),
+            },
+        };
         Ok(Config {
+            login_attempts,
             json_logs,
             waiting_expiry,
             attachment_limit,

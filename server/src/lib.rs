@@ -434,7 +434,12 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .with_drafts(drafts.clone()),
     );
     let backends = Backends {
-        auth: Arc::new(AccountService::new(store.clone(), model_label, model_is_demo)),
+        auth: Arc::new(AccountService::new(
+            store.clone(),
+            model_label,
+            model_is_demo,
+            Arc::new(account::LoginLimits::per_minute(config.login_attempts)),
+        )),
         chat: chat.clone(),
         content: Arc::new(PagesService::new(content)),
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
@@ -460,7 +465,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         }
     });
     let server = tokio::spawn(async move {
-        let result = axum::serve(listener, app)
+        // The peer's address goes with each request, for the limit on sign-in attempts.
+        let result = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(async move {
                 let _ = stop.wait_for(|stopped| *stopped).await;
             })

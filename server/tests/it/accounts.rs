@@ -199,3 +199,26 @@ async fn an_editors_write_waits_for_a_reviewer_who_approves_it_in_the_inbox() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn sign_in_attempts_are_limited_per_user_name_and_per_address() {
+    let server = TestServer::start_limited().await;
+    let client = server.client();
+    // Ten guesses at one name in a minute, then the name is refused even with the right password.
+    for _ in 0..10 {
+        let (status, _) = client.call_json("login", &[("username", "demo"), ("password", "guess-password")]).await;
+        assert_eq!(status, 401);
+    }
+    let (status, body) = client.call_json("login", &[("username", "demo"), ("password", PASSWORD)]).await;
+    assert_eq!((status, body), (429, json!("TooManyAttempts")));
+    // The address has three times as many (30, of which 11 are used): other names go on until
+    // that runs out too.
+    for index in 0..19 {
+        let name = format!("someone-{index}");
+        let (status, _) = client.call_json("login", &[("username", name.as_str()), ("password", "guess")]).await;
+        assert_eq!(status, 401, "attempt {index}");
+    }
+    let (status, _) = client.call_json("login", &[("username", "someone-else"), ("password", "guess")]).await;
+    assert_eq!(status, 429, "the address is over its limit");
+    server.stop().await;
+}

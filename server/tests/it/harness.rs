@@ -60,6 +60,8 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         attachment_limit: server::config::DEFAULT_ATTACHMENT_LIMIT_MIB * 1024 * 1024,
         waiting_expiry: server::config::DEFAULT_WAITING_EXPIRY,
         json_logs: false,
+        // Tests sign many clients in as one user from one address; `accounts.rs` tests the limit.
+        login_attempts: std::num::NonZeroU32::new(100_000).unwrap(),
     }
 }
 
@@ -85,6 +87,16 @@ impl TestServer {
     pub async fn start_configured(dir: tempfile::TempDir, services: Services, worker: bool) -> TestServer {
         let config = config_in(&dir, worker).await;
         let running = server::serve(&config, services).await.expect("server starts");
+        let base = format!("http://{}", running.address.expect("the server listens"));
+        TestServer { running: Some(running), base, dir }
+    }
+
+    /// A server with the default limit on sign-in attempts.
+    pub async fn start_limited() -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(&dir, true).await;
+        config.login_attempts = server::config::DEFAULT_LOGIN_ATTEMPTS;
+        let running = server::serve(&config, Services::new(Arc::new(demo::DemoProvider))).await.expect("server starts");
         let base = format!("http://{}", running.address.expect("the server listens"));
         TestServer { running: Some(running), base, dir }
     }

@@ -198,6 +198,7 @@ impl ServerProcess {
             .env("TOURGUIDE_ADDRESS", "127.0.0.1:0")
             .env("LEPTOS_SITE_ROOT", dir.path().join("site"))
             .env("TOURGUIDE_DEMO_PASSWORD", PASSWORD)
+            .env("TOURGUIDE_LOGIN_ATTEMPTS", "100000")
             .env("TOURGUIDE_OPENAI_MODEL", "fake-model")
             .env("TOURGUIDE_OPENAI_BASE_URL", &model.base_url)
             .env("TOURGUIDE_WORKER", switch(worker))
