@@ -9,8 +9,8 @@ use crate::model::{ConversationSummary, ConversationView, SessionView};
 
 #[server(endpoint = "login")]
 pub async fn login(username: String, password: String) -> Result<(), AppError> {
-    use crate::backend::{auth, client_address, fail, session_cookie};
-    let session = auth()?.login(&username, &password, client_address()).await.map_err(fail)?;
+    use crate::backend::{auth, client_info, fail, session_cookie};
+    let session = auth()?.login(&username, &password, &client_info()).await.map_err(fail)?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
     let cookie = session_cookie(&session.token, session.max_age_seconds);
     if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
@@ -295,4 +295,27 @@ pub async fn admin_end_sessions(account: i64) -> Result<(), AppError> {
     use crate::backend::{admin, fail, signed_in};
     let user = signed_in()?;
     admin()?.end_sessions(&user, account).await.map_err(fail)
+}
+
+/// The reader's sessions, this one marked.
+#[server(endpoint = "sessions")]
+pub async fn my_sessions() -> Result<Vec<crate::model::SessionItemView>, AppError> {
+    use crate::backend::{auth, fail, request_lang, session_token, signed_in};
+    let user = signed_in()?;
+    auth()?.sessions(&user, session_token().as_deref(), request_lang()).await.map_err(fail)
+}
+
+#[server(endpoint = "end_session")]
+pub async fn end_session(handle: String) -> Result<(), AppError> {
+    use crate::backend::{auth, fail, signed_in};
+    let user = signed_in()?;
+    auth()?.end_session(&user, &handle).await.map_err(fail)
+}
+
+#[server(endpoint = "end_other_sessions")]
+pub async fn end_other_sessions() -> Result<(), AppError> {
+    use crate::backend::{auth, fail, session_token, signed_in};
+    let user = signed_in()?;
+    let token = session_token().ok_or(AppError::Unauthenticated).map_err(fail)?;
+    auth()?.end_other_sessions(&user, &token).await.map_err(fail)
 }

@@ -51,13 +51,17 @@ pub struct NewSession {
 /// Signing in and out, and what the header shows of the session.
 #[async_trait]
 pub trait AuthBackend: Send + Sync + 'static {
-    /// `client` is the request's address, for the limit on attempts per client.
-    async fn login(
+    async fn login(&self, username: &str, password: &str, client: &ClientInfo) -> Result<NewSession, AppError>;
+    /// The user's sessions; `current_token` marks the one they ask from.
+    async fn sessions(
         &self,
-        username: &str,
-        password: &str,
-        client: Option<std::net::IpAddr>,
-    ) -> Result<NewSession, AppError>;
+        user: &CurrentUser,
+        current_token: Option<&str>,
+        lang: Lang,
+    ) -> Result<Vec<crate::model::SessionItemView>, AppError>;
+    /// Ends one of the user's own sessions (404 for a handle they do not have).
+    async fn end_session(&self, user: &CurrentUser, handle: &str) -> Result<(), AppError>;
+    async fn end_other_sessions(&self, user: &CurrentUser, current_token: &str) -> Result<(), AppError>;
     async fn logout(&self, session_token: &str) -> Result<(), AppError>;
     async fn session(&self, user: &CurrentUser, lang: Lang) -> Result<SessionView, AppError>;
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError>;
@@ -242,6 +246,23 @@ pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
 }
 
 /// The raw session token of this request, if it carries one.
+/// Where a sign-in comes from: the peer's address (for the limit on attempts) and the browser it
+/// names (shown in the user's list of sessions).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientInfo {
+    pub address: Option<std::net::IpAddr>,
+    pub agent: Option<String>,
+}
+
+/// The request's client.
+pub fn client_info() -> ClientInfo {
+    let agent = use_context::<axum::http::request::Parts>().and_then(|parts| {
+        let agent = parts.headers.get(axum::http::header::USER_AGENT)?.to_str().ok()?;
+        Some(agent.chars().take(300).collect())
+    });
+    ClientInfo { address: client_address(), agent }
+}
+
 /// The address the request came from (the peer of its connection), for per-client limits.
 pub fn client_address() -> Option<std::net::IpAddr> {
     let parts = use_context::<axum::http::request::Parts>()?;

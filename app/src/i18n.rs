@@ -188,6 +188,17 @@ catalogue! {
     ErrorUsernameTaken => "This user name is taken.", "Dieser Benutzername ist vergeben.";
     ErrorOwnAdminRole => "You cannot take away your own admin role.", "Du kannst dir die Administrationsrolle nicht selbst nehmen.";
     NavAdmin => "Accounts", "Konten";
+    AgoBefore => "", "vor ";
+    AgoAfter => " ago", "";
+    InTime => "in", "in";
+    SessionsTitle => "Your sessions", "Deine Sitzungen";
+    SessionsLead => "Where you are signed in. End a session you do not know, or all but this one.", "Wo du angemeldet bist. Beende eine Sitzung, die du nicht kennst, oder alle außer dieser.";
+    SessionThis => "This browser", "Dieser Browser";
+    SessionUnknownBrowser => "Unknown browser", "Unbekannter Browser";
+    SessionBegan => "began", "begonnen";
+    SessionEnds => "ends", "endet";
+    SessionEnd => "End", "Beenden";
+    SessionEndOthers => "End all other sessions", "Alle anderen Sitzungen beenden";
     ErrorTourFourEyes => "A guided tour is decided by the one who starts it, so it needs an account that may approve its own changes. Ask an admin.", "Ein Rundgang wird von der Person entschieden, die ihn startet; dafür braucht es ein Konto, das eigene Änderungen freigeben darf. Bitte eine Administratorin fragen.";
     AdminTitle => "Accounts", "Konten";
     AdminLead => "Who may sign in, and what they may do. An editor without “may approve own changes” has every change of theirs decided by a reviewer.", "Wer sich anmelden darf und was. Bei einer Redakteurin ohne „darf eigene Änderungen freigeben“ entscheidet eine Prüferin über jede ihrer Änderungen.";

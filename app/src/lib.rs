@@ -18,6 +18,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
 use crate::i18n::{Lang, Text};
+use crate::pages::account::AccountPage;
 use crate::pages::admin::AdminPage;
 use crate::pages::chat::ChatPage;
 use crate::pages::content::{ContentPage, PagesPage};
@@ -89,6 +90,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/tools") view=ToolsPage ssr=SsrMode::Async/>
                 <Route path=path!("/runs") view=InboxPage ssr=SsrMode::Async/>
                 <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async/>
+                <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

@@ -287,6 +287,18 @@ pub struct SessionView {
     pub admin: bool,
 }
 
+/// One of the reader's sessions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionItemView {
+    pub handle: String,
+    /// The browser it began in, as it named itself.
+    pub agent: Option<String>,
+    /// When it began and when it ends, in days and hours ago / from now, in the reader's language.
+    pub began: String,
+    pub ends: String,
+    pub current: bool,
+}
+
 /// An account as the admin page lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountView {

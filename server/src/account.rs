@@ -8,14 +8,14 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 
-use app::backend::{AuthBackend, CurrentUser, NewSession};
+use app::backend::{AuthBackend, ClientInfo, CurrentUser, NewSession};
 use app::error::AppError;
-use app::i18n::Lang;
-use app::model::SessionView;
+use app::i18n::{Lang, Text};
+use app::model::{SessionItemView, SessionView};
 
 use crate::auth;
 use crate::chat::internal;
-use crate::store::Store;
+use crate::store::{session_handle, Store};
 
 #[derive(Clone)]
 pub struct AccountService {
@@ -23,6 +23,7 @@ pub struct AccountService {
     model_label: String,
     model_is_demo: bool,
     attempts: Arc<LoginLimits>,
+    session_seconds: i64,
 }
 
 /// Sign-in attempts per user name and per client address, each a rate per minute (the name's
@@ -55,15 +56,21 @@ impl LoginLimits {
 
 impl AccountService {
     pub fn new(store: Store, model_label: String, model_is_demo: bool, limits: Arc<LoginLimits>) -> Self {
-        AccountService { store, model_label, model_is_demo, attempts: limits }
+        AccountService { store, model_label, model_is_demo, attempts: limits, session_seconds: auth::SESSION_SECONDS }
+    }
+
+    /// How long a session lasts from its sign-in.
+    pub fn with_session_length(mut self, length: std::time::Duration) -> Self {
+        self.session_seconds = i64::try_from(length.as_secs()).unwrap_or(auth::SESSION_SECONDS);
+        self
     }
 }
 
 #[async_trait]
 impl AuthBackend for AccountService {
-    async fn login(&self, username: &str, password: &str, client: Option<IpAddr>) -> Result<NewSession, AppError> {
-        if !self.attempts.attempt(username, client) {
-            tracing::warn!(%username, ?client, "sign-in attempts over the limit");
+    async fn login(&self, username: &str, password: &str, client: &ClientInfo) -> Result<NewSession, AppError> {
+        if !self.attempts.attempt(username, client.address) {
+            tracing::warn!(%username, client = ?client.address, "sign-in attempts over the limit");
             return Err(AppError::TooManyAttempts);
         }
         let user = self.store.user_by_name(username.trim()).await.map_err(internal)?;
@@ -71,9 +78,48 @@ impl AuthBackend for AccountService {
             return Err(AppError::BadCredentials);
         };
         let token = auth::new_token();
-        let expires_at = db::now() + auth::SESSION_SECONDS;
-        self.store.create_session(&auth::token_hash(&token), user.id, expires_at).await.map_err(internal)?;
-        Ok(NewSession { token, max_age_seconds: auth::SESSION_SECONDS })
+        let expires_at = db::now() + self.session_seconds;
+        let hash = auth::token_hash(&token);
+        self.store.create_session(&hash, user.id, expires_at, client.agent.as_deref()).await.map_err(internal)?;
+        Ok(NewSession { token, max_age_seconds: self.session_seconds })
+    }
+
+    async fn sessions(
+        &self,
+        user: &CurrentUser,
+        current_token: Option<&str>,
+        lang: Lang,
+    ) -> Result<Vec<SessionItemView>, AppError> {
+        let current = current_token.map(auth::token_hash);
+        let now = db::now();
+        let sessions = self.store.sessions_of(user.id).await.map_err(internal)?;
+        Ok(sessions
+            .into_iter()
+            .map(|session| SessionItemView {
+                current: current.as_deref().is_some_and(|hash| session_handle(hash) == session.handle),
+                began: format!(
+                    "{}{}{}",
+                    lang.t(Text::AgoBefore),
+                    crate::chat::waited(now - session.created_at, lang),
+                    lang.t(Text::AgoAfter)
+                ),
+                ends: format!("{} {}", lang.t(Text::InTime), crate::chat::waited(session.expires_at - now, lang)),
+                agent: session.user_agent,
+                handle: session.handle,
+            })
+            .collect())
+    }
+
+    async fn end_session(&self, user: &CurrentUser, handle: &str) -> Result<(), AppError> {
+        if !self.store.end_session(user.id, handle.trim()).await.map_err(internal)? {
+            return Err(AppError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn end_other_sessions(&self, user: &CurrentUser, current_token: &str) -> Result<(), AppError> {
+        self.store.end_other_sessions(user.id, &auth::token_hash(current_token)).await.map_err(internal)?;
+        Ok(())
     }
 
     async fn logout(&self, session_token: &str) -> Result<(), AppError> {

@@ -73,7 +73,7 @@ pub async fn sessions(State(store): State<Store>, mut request: Request, next: Ne
             || path.starts_with("/c/")
             || path == "/pages"
             || path.starts_with("/pages/")
-            || matches!(path, "/runs" | "/tools" | "/admin"));
+            || matches!(path, "/runs" | "/tools" | "/admin" | "/account"));
     if is_page && user.is_none() {
         return Redirect::to("/login").into_response();
     }

@@ -174,7 +174,7 @@ fn checked_decision(
 }
 
 /// How long something has waited, roughly, in the reader's language.
-fn waited(seconds: i64, lang: Lang) -> String {
+pub(crate) fn waited(seconds: i64, lang: Lang) -> String {
     let (count, one, many) = match seconds.max(0) {
         s if s < 3600 => ((s / 60).max(1), Text::Minute, Text::Minutes),
         s if s < 86_400 => (s / 3600, Text::Hour, Text::Hours),

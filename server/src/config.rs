@@ -32,6 +32,8 @@ pub struct Config {
     pub json_logs: bool,
     /// Sign-in attempts per user name and minute (three times this per client address).
     pub login_attempts: std::num::NonZeroU32,
+    /// How long a session lasts from its sign-in.
+    pub session_length: Duration,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -61,6 +63,8 @@ pub enum ConfigError {
     BadExpiry(String),
     #[error("'{0}' is not a valid number of sign-in attempts (expected 1 to 100000 per minute)")]
     BadLoginAttempts(String),
+    #[error("'{0}' is not a valid session length (expected a duration such as 14d or 12h, at least 5m)")]
+    BadSessionLength(String),
     #[error("'{0}' is not a log format (expected text or json)")]
     BadLogFormat(String),
     #[error("with --web off and --worker off this process would do nothing")]
@@ -119,6 +123,9 @@ struct Args {
     /// [TOURGUIDE_LOGIN_ATTEMPTS] (default 10)
     #[arg(long, value_name = "N")]
     login_attempts: Option<String>,
+    /// How long a sign-in lasts: e.g. 14d, 12h [TOURGUIDE_SESSION_LENGTH] (default 14d)
+    #[arg(long, value_name = "DURATION")]
+    session_length: Option<String>,
 }
 
 /// Whether these arguments and this environment ask for JSON logs. Read before the rest of the
@@ -240,7 +247,14 @@ impl Config {
                 _ => return Err(ConfigError::BadLoginAttempts(text)),
             },
         };
+        let session_length = match args.session_length.or_else(|| env("TOURGUIDE_SESSION_LENGTH")) {
+            None => Duration::from_secs(crate::auth::SESSION_SECONDS.unsigned_abs()),
+            Some(text) => {
+                duration(&text).filter(|length| length.as_secs() >= 300).ok_or(ConfigError::BadSessionLength(text))?
+            }
+        };
         Ok(Config {
+            session_length,
             login_attempts,
             json_logs,
             waiting_expiry,
@@ -347,6 +361,8 @@ mod tests {
             assert_eq!(config.waiting_expiry, Duration::from_secs(seconds), "{text}");
         }
         assert!(parse(&[], &["--log-format", "json"]).unwrap().json_logs);
+        assert_eq!(parse(&[], &["--session-length", "12h"]).unwrap().session_length, Duration::from_secs(43_200));
+        assert_eq!(parse(&[], &["--session-length", "60s"]).unwrap_err(), ConfigError::BadSessionLength("60s".into()));
         assert!(!parse(&[("TOURGUIDE_LOG_FORMAT", "text")], &[]).unwrap().json_logs);
         assert_eq!(parse(&[], &["--log-format=yaml"]).unwrap_err(), ConfigError::BadLogFormat("yaml".into()));
         let args = |list: &[&str]| list.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();

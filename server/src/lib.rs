@@ -434,12 +434,15 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .with_drafts(drafts.clone()),
     );
     let backends = Backends {
-        auth: Arc::new(AccountService::new(
-            store.clone(),
-            model_label,
-            model_is_demo,
-            Arc::new(account::LoginLimits::per_minute(config.login_attempts)),
-        )),
+        auth: Arc::new(
+            AccountService::new(
+                store.clone(),
+                model_label,
+                model_is_demo,
+                Arc::new(account::LoginLimits::per_minute(config.login_attempts)),
+            )
+            .with_session_length(config.session_length),
+        ),
         chat: chat.clone(),
         content: Arc::new(PagesService::new(content)),
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),

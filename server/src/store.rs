@@ -1209,4 +1209,4 @@ mod inbox;
 pub use inbox::RunDecision;
 
 mod users;
-pub use users::{Role, UserRow, UserSummary};
+pub use users::{session_handle, Role, SessionRow, UserRow, UserSummary};

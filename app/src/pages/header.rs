@@ -37,7 +37,7 @@ pub fn Header() -> impl IntoView {
                                 {session.model_is_demo.then(|| view! { <span class="badge">{lang.t(Text::Demo)}</span> })}
                             </span>
                             {session.admin.then(|| view! { <a class="admin-link" href="/admin">{lang.t(Text::NavAdmin)}</a> })}
-                            <span class="user">{session.username.clone()}</span>
+                            <a class="user" href="/account" title=lang.t(Text::SessionsTitle)>{session.username.clone()}</a>
                         }
                     })
                 })}

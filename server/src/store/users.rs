@@ -116,15 +116,73 @@ impl Store {
         )
     }
 
-    pub async fn create_session(&self, token_hash: &str, user_id: i64, expires_at: i64) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
-            .bind(token_hash)
+    pub async fn create_session(
+        &self,
+        token_hash: &str,
+        user_id: i64,
+        expires_at: i64,
+        user_agent: Option<&str>,
+    ) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO sessions (token_hash, user_id, expires_at, created_at, user_agent) VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(token_hash)
+        .bind(user_id)
+        .bind(expires_at)
+        .bind(now())
+        .bind(user_agent)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
+    /// The user's sessions that have not expired, the newest first. Each is named by the start of
+    /// its token's hash: enough to tell them apart, nothing a cookie could be made from.
+    pub async fn sessions_of(&self, user_id: i64) -> Result<Vec<SessionRow>, StoreError> {
+        let rows: Vec<(String, i64, i64, Option<String>)> = on!(&self.db, pool => sqlx::query_as(
+            "SELECT token_hash, created_at, expires_at, user_agent FROM sessions
+             WHERE user_id = $1 AND expires_at > $2 ORDER BY created_at DESC, token_hash",
+        )
+        .bind(user_id)
+        .bind(now())
+        .fetch_all(pool)
+        .await)?;
+        Ok(rows
+            .into_iter()
+            .map(|(hash, created_at, expires_at, user_agent)| SessionRow {
+                handle: session_handle(&hash).to_string(),
+                created_at,
+                expires_at,
+                user_agent,
+            })
+            .collect())
+    }
+
+    /// Ends one of the user's sessions, named by its handle; false if they have none of that name.
+    pub async fn end_session(&self, user_id: i64, handle: &str) -> Result<bool, StoreError> {
+        if handle.len() != HANDLE_CHARS || !handle.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+            return Ok(false);
+        }
+        let ended = on!(&self.db, pool => sqlx::query(
+            "DELETE FROM sessions WHERE user_id = $1 AND substr(token_hash, 1, 16) = $2",
+        )
+        .bind(user_id)
+        .bind(handle)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(ended > 0)
+    }
+
+    /// Ends every session of the user but this one.
+    pub async fn end_other_sessions(&self, user_id: i64, keep_hash: &str) -> Result<u64, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE user_id = $1 AND token_hash <> $2")
             .bind(user_id)
-            .bind(expires_at)
+            .bind(keep_hash)
             .execute(pool)
             .await
-            .map(|done| done.rows_affected()))?;
-        Ok(())
+            .map(|done| done.rows_affected()))?)
     }
 
     pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
@@ -234,6 +292,22 @@ impl Store {
         sqlx::query("VACUUM INTO $1").bind(file.display().to_string()).execute(pool).await?;
         Ok(())
     }
+}
+
+const HANDLE_CHARS: usize = 16;
+
+/// How a session is named to its user: the start of its token's hash.
+pub fn session_handle(token_hash: &str) -> &str {
+    token_hash.get(..HANDLE_CHARS).unwrap_or(token_hash)
+}
+
+/// A session as its user sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    pub handle: String,
+    pub created_at: i64,
+    pub expires_at: i64,
+    pub user_agent: Option<String>,
 }
 
 /// Not an argon2 hash: no password verifies against it.

@@ -222,3 +222,41 @@ async fn sign_in_attempts_are_limited_per_user_name_and_per_address() {
     assert_eq!(status, 429, "the address is over its limit");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_user_sees_their_sessions_and_ends_the_others_but_not_someone_elses() {
+    let server = TestServer::start_services(tempfile::tempdir().unwrap(), services(&Effects::default())).await;
+    let laptop = server.signed_in("demo").await;
+    let phone = server.client();
+    phone.sign_in("demo").await;
+    let stranger = server.signed_in("mallory").await;
+
+    let (status, sessions) = laptop.call_json("sessions", &[]).await;
+    assert_eq!(status, 200, "{sessions}");
+    let sessions = sessions.as_array().unwrap().clone();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert_eq!(sessions.iter().filter(|session| session["current"] == true).count(), 1);
+    let other = sessions.iter().find(|session| session["current"] == false).unwrap();
+    let handle = other["handle"].as_str().unwrap();
+    assert_eq!(handle.len(), 16);
+    assert!(other["ends"].as_str().unwrap().starts_with("in 13 days") || other["ends"] == "in 14 days", "{other}");
+
+    // Someone else cannot end it, nor does a malformed handle change anything.
+    assert_eq!(stranger.call_json("end_session", &[("handle", handle)]).await, (404, json!("NotFound")));
+    assert_eq!(laptop.call_json("end_session", &[("handle", "%")]).await, (404, json!("NotFound")));
+    assert_eq!(phone.call_json("session", &[]).await.0, 200);
+
+    let (status, _) = laptop.call_json("end_session", &[("handle", handle)]).await;
+    assert_eq!(status, 200);
+    assert_eq!(phone.call_json("session", &[]).await.0, 401, "the phone's session ended");
+    assert_eq!(laptop.call_json("session", &[]).await.0, 200, "this one goes on");
+
+    phone.sign_in("demo").await;
+    let (status, _) = laptop.call_json("end_other_sessions", &[]).await;
+    assert_eq!(status, 200);
+    assert_eq!(phone.call_json("session", &[]).await.0, 401);
+    let (_, left) = laptop.call_json("sessions", &[]).await;
+    assert_eq!(left.as_array().unwrap().len(), 1);
+    assert_eq!(stranger.call_json("session", &[]).await.0, 200, "another user's sessions are untouched");
+    server.stop().await;
+}
