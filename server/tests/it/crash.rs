@@ -63,6 +63,29 @@ async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
 }
 
 #[tokio::test]
+async fn sigterm_while_the_answered_run_continues_ends_cleanly_and_a_restart_carries_it_on_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut model = ModelHandle::start(1).await;
+    let server = ServerProcess::start(&dir, &model, true).await;
+    let client = server.signed_in().await;
+    let (id, question) = ask(&client).await;
+    answer_soft(&client, &id, &question).await;
+    let delivered = model.continuation_in_flight().await;
+    assert!(delivered.contains("Soft"), "{delivered}");
+    // Stopped by the service manager while the model still writes the continuation: the worker
+    // lets go of its segment, whose lease the restart takes over.
+    server.terminate().await;
+
+    model.hold.store(false, Ordering::SeqCst);
+    let server = ServerProcess::start(&dir, &model, true).await;
+    let client = server.signed_in().await;
+    let conversation = client.settled_conversation(&id).await;
+    assert_answered_once(&conversation);
+    assert_eq!(model.questions_asked.load(Ordering::SeqCst), 1, "the question was not asked again");
+    server.terminate().await;
+}
+
+#[tokio::test]
 async fn kill_9_with_an_answer_recorded_but_not_taken_then_restart_continues_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let model = ModelHandle::start(1).await;

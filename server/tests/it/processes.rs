@@ -252,6 +252,16 @@ impl ServerProcess {
         assert_eq!(status.signal(), Some(9), "the server died of SIGKILL");
     }
 
+    /// SIGTERM, as a service manager stops it: the process ends by itself, cleanly, soon.
+    pub async fn terminate(mut self) {
+        let pid = self.child.id().expect("the server runs");
+        let sent = std::process::Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap();
+        assert!(sent.success());
+        let waited = tokio::time::timeout(Duration::from_secs(15), self.child.wait()).await;
+        let status = waited.expect("the server stops within 15 s of SIGTERM").unwrap();
+        assert_eq!(status.code(), Some(0), "a SIGTERM ends the server cleanly: {status:?}");
+    }
+
     /// A new browser session on this process (a restart listens on another port).
     pub async fn signed_in(&self) -> Client {
         let client = Client::new(self.base());
