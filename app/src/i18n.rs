@@ -188,9 +188,8 @@ catalogue! {
     ErrorUsernameTaken => "This user name is taken.", "Dieser Benutzername ist vergeben.";
     ErrorOwnAdminRole => "You cannot take away your own admin role.", "Du kannst dir die Administrationsrolle nicht selbst nehmen.";
     NavAdmin => "Accounts", "Konten";
-    AgoBefore => "", "vor ";
-    AgoAfter => " ago", "";
-    InTime => "in", "in";
+    Ago => "{} ago", "vor {}";
+    InTime => "in {}", "in {}";
     SessionsTitle => "Your sessions", "Deine Sitzungen";
     SessionsLead => "Where you are signed in. End a session you do not know, or all but this one.", "Wo du angemeldet bist. Beende eine Sitzung, die du nicht kennst, oder alle außer dieser.";
     SessionThis => "This browser", "Dieser Browser";

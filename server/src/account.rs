@@ -97,13 +97,9 @@ impl AuthBackend for AccountService {
             .into_iter()
             .map(|session| SessionItemView {
                 current: current.as_deref().is_some_and(|hash| session_handle(hash) == session.handle),
-                began: format!(
-                    "{}{}{}",
-                    lang.t(Text::AgoBefore),
-                    crate::chat::waited(now - session.created_at, lang),
-                    lang.t(Text::AgoAfter)
-                ),
-                ends: format!("{} {}", lang.t(Text::InTime), crate::chat::waited(session.expires_at - now, lang)),
+                // The languages put the time in different places: "3 hours ago", "vor 3 Stunden".
+                began: lang.t(Text::Ago).replace("{}", &crate::chat::waited(now - session.created_at, lang)),
+                ends: lang.t(Text::InTime).replace("{}", &crate::chat::waited(session.expires_at - now, lang)),
                 agent: session.user_agent,
                 handle: session.handle,
             })
