@@ -183,6 +183,12 @@ pub(crate) fn waited(seconds: i64, lang: Lang) -> String {
     format!("{count} {}", lang.t(if count == 1 { one } else { many }))
 }
 
+/// Four-eyes: the reader's own card that writes waits for a reviewer when they may not approve
+/// their own changes. The one rule for the card (no Apply) and for the refusal of an approval.
+fn waits_for_reviewer(pause: &runtime::ApprovalPause, user: &CurrentUser) -> bool {
+    pause.any_write() && !user.approves_own_changes()
+}
+
 /// A card as the reader sees it, in their language.
 pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lang: Lang) -> ApprovalCardView {
     let preview_failed = pause.preview_failed();
@@ -375,7 +381,7 @@ impl ChatService {
             // Denying a change stays with its owner.
             return Err(AppError::Forbidden);
         }
-        if approve && !reviewing && pause.any_write() && !decider.approves_own_changes() {
+        if approve && !reviewing && waits_for_reviewer(&pause, decider) {
             return Err(AppError::NeedsReviewer);
         }
         let decision = Decision { approve, digest: &pause.digest, reason, label, decided_by: decider.id };
@@ -393,16 +399,16 @@ impl ChatService {
             return Ok(None);
         }
         let Some(row) = self.store.conversation(id).await.map_err(internal)? else { return Ok(None) };
-        if row.user_id == reviewer.id || !self.needs_review(row.user_id).await? {
+        if row.user_id == reviewer.id || self.owner_under_review(row.user_id).await?.is_none() {
             return Ok(None);
         }
         Ok(Some(row))
     }
 
-    /// Whether this user's changes wait for a reviewer.
-    async fn needs_review(&self, user_id: i64) -> Result<bool, AppError> {
+    /// The account, when its changes wait for a reviewer (it may not approve its own).
+    async fn owner_under_review(&self, user_id: i64) -> Result<Option<crate::store::UserRow>, AppError> {
         let owner = self.store.user_by_id(user_id).await.map_err(internal)?;
-        Ok(owner.is_some_and(|owner| owner.role() != crate::store::Role::Admin && !owner.may_approve_own))
+        Ok(owner.filter(|owner| !owner.approves_own_changes()))
     }
 
     /// Other users' changes that wait for this reviewer: cards their owners may not approve.
@@ -412,11 +418,11 @@ impl ChatService {
         let mut items = Vec::new();
         for view in runs {
             let Some(row) = self.store.conversation_of_run(view.run_id).await.map_err(internal)? else { continue };
-            if row.status != ConversationStatus::AwaitingApproval || !self.needs_review(row.user_id).await? {
+            if row.status != ConversationStatus::AwaitingApproval {
                 continue;
             }
+            let Some(owner) = self.owner_under_review(row.user_id).await? else { continue };
             let Some(PauseView::Approval(pause)) = view.pause else { continue };
-            let owner = self.store.user_by_id(row.user_id).await.map_err(internal)?;
             let card =
                 ApprovalCardView { run: Some(view.run_id.to_string()), ..card_view(pause, CardAnswers::Review, lang) };
             items.push(InboxItemView {
@@ -428,7 +434,7 @@ impl ChatService {
                 error: None,
                 question: None,
                 card: Some(card),
-                review_of: owner.map(|owner| owner.username),
+                review_of: Some(owner.username),
             });
         }
         Ok(items)
@@ -529,7 +535,7 @@ impl ChatService {
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
-                let needs_reviewer = pause.any_write() && !user.approves_own_changes();
+                let needs_reviewer = waits_for_reviewer(&pause, user);
                 (None, Some(ApprovalCardView { needs_reviewer, ..card_view(pause, answers, lang) }))
             }
             _ => (None, None),
@@ -824,7 +830,7 @@ impl ChatBackend for ChatService {
             return Err(AppError::NotAwaitingApproval);
         };
         let (approve, reason, _) = checked_decision(&pause, digest, decision, pause.offers_denial_reason(), lang)?;
-        if approve && pause.any_write() && !user.approves_own_changes() {
+        if approve && waits_for_reviewer(&pause, user) {
             return Err(AppError::NeedsReviewer);
         }
         let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason };
@@ -866,7 +872,7 @@ impl ChatBackend for ChatService {
                     } else {
                         self.card_answers(&row, &pause)
                     };
-                    let needs_reviewer = pause.any_write() && !user.approves_own_changes();
+                    let needs_reviewer = waits_for_reviewer(&pause, user);
                     (None, Some(ApprovalCardView { run, needs_reviewer, ..card_view(pause, answers, lang) }))
                 }
                 Some(PauseView::Unreadable) | None => continue,
