@@ -40,8 +40,26 @@ pub fn assert_answered_once(conversation: &Value) {
 
 // --- the stories ----------------------------------------------------------------------------
 
-#[tokio::test]
-async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
+/// How a story stops the server.
+#[derive(Clone, Copy)]
+enum Stop {
+    /// kill -9: nothing of the process gets to act.
+    Kill9,
+    /// SIGTERM, as a service manager stops it: the worker lets go of its segment, and the process
+    /// ends cleanly (checked by `terminate`).
+    Terminate,
+}
+
+async fn stop(server: ServerProcess, how: Stop) {
+    match how {
+        Stop::Kill9 => server.kill_9().await,
+        Stop::Terminate => server.terminate().await,
+    }
+}
+
+/// Stops the server while the model writes the continuation of an answered run; a restart
+/// carries the run on, with the answer delivered once and the question not asked again.
+async fn stopped_while_the_answered_run_continues(how: Stop) {
     let dir = tempfile::tempdir().unwrap();
     let mut model = ModelHandle::start(1).await;
     let server = ServerProcess::start(&dir, &model, true).await;
@@ -51,7 +69,7 @@ async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
 
     let delivered = model.continuation_in_flight().await;
     assert!(delivered.contains("Soft"), "{delivered}");
-    server.kill_9().await;
+    stop(server, how).await;
 
     model.hold.store(false, Ordering::SeqCst);
     let server = ServerProcess::start(&dir, &model, true).await;
@@ -59,30 +77,17 @@ async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
     let conversation = client.settled_conversation(&id).await;
     assert_answered_once(&conversation);
     assert_eq!(model.questions_asked.load(Ordering::SeqCst), 1, "the question was not asked again");
-    server.kill_9().await;
+    stop(server, how).await;
+}
+
+#[tokio::test]
+async fn kill_9_while_the_answered_run_continues_then_restart_carries_it_on() {
+    stopped_while_the_answered_run_continues(Stop::Kill9).await;
 }
 
 #[tokio::test]
 async fn sigterm_while_the_answered_run_continues_ends_cleanly_and_a_restart_carries_it_on_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut model = ModelHandle::start(1).await;
-    let server = ServerProcess::start(&dir, &model, true).await;
-    let client = server.signed_in().await;
-    let (id, question) = ask(&client).await;
-    answer_soft(&client, &id, &question).await;
-    let delivered = model.continuation_in_flight().await;
-    assert!(delivered.contains("Soft"), "{delivered}");
-    // Stopped by the service manager while the model still writes the continuation: the worker
-    // lets go of its segment, whose lease the restart takes over.
-    server.terminate().await;
-
-    model.hold.store(false, Ordering::SeqCst);
-    let server = ServerProcess::start(&dir, &model, true).await;
-    let client = server.signed_in().await;
-    let conversation = client.settled_conversation(&id).await;
-    assert_answered_once(&conversation);
-    assert_eq!(model.questions_asked.load(Ordering::SeqCst), 1, "the question was not asked again");
-    server.terminate().await;
+    stopped_while_the_answered_run_continues(Stop::Terminate).await;
 }
 
 #[tokio::test]
