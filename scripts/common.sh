@@ -75,11 +75,54 @@ build_frontend() {
   step "building the WASM frontend"
   cargo build -p frontend --lib --target wasm32-unknown-unknown
   step "generating the JS bindings"
-  mkdir -p target/site/pkg
-  wasm-bindgen --target web --no-typescript --out-dir target/site/pkg --out-name tourguide \
+  local stage="$ROOT/target/site-stage"
+  rm -rf "$stage" && mkdir -p "$stage"
+  wasm-bindgen --target web --no-typescript --out-dir "$stage" --out-name tourguide \
     target/wasm32-unknown-unknown/debug/frontend.wasm
-  cp style/main.css target/site/pkg/tourguide.css
-  cp -r public/. target/site/
+  # A debug bundle is large and rebuilt often: a quick brotli setting is enough for it.
+  pack_site "$stage" "$ROOT/target/site" 5
+}
+
+# pack_site STAGE SITE BROTLI_QUALITY: puts the wasm-bindgen output in STAGE and the stylesheet
+# into SITE/pkg under names that carry a hash of their content (tourguide.<hash>.js, .wasm, .css),
+# writes the hashes to SITE/hash.txt (the format Leptos' HydrationScripts reads; the server serves
+# hashed names as immutable), precompresses each file with brotli and gzip for the server to pick
+# by Accept-Encoding, and copies public/ into SITE.
+pack_site() {
+  local stage="$1" site="$2" quality="$3" kind source hash
+  mkdir -p "$site/pkg"
+  rm -f "$site/pkg"/tourguide.* "$site/pkg"/tourguide_bg.* "$site/hash.txt"
+  local hashes=""
+  for kind in js wasm css; do
+    case "$kind" in
+      js) source="$stage/tourguide.js" ;;
+      wasm) source="$stage/tourguide_bg.wasm" ;;
+      css) source="$ROOT/style/main.css" ;;
+    esac
+    hash="$(sha256sum "$source" | cut -c1-16)"
+    cp "$source" "$site/pkg/tourguide.$hash.$kind"
+    hashes+="$kind: $hash"$'\n'
+  done
+  # wasm-bindgen puts JS that crates bring along in snippets/, imported relative to the script.
+  if [ -d "$stage/snippets" ]; then rm -rf "$site/pkg/snippets"; cp -r "$stage/snippets" "$site/pkg/"; fi
+  if command -v node >/dev/null 2>&1; then
+    # Node's zlib has brotli; it is here for the browser tests anyway.
+    node -e '
+      const zlib = require("zlib"), fs = require("fs");
+      const quality = Number(process.argv[1]);
+      for (const file of process.argv.slice(2)) {
+        const bytes = fs.readFileSync(file);
+        fs.writeFileSync(file + ".br", zlib.brotliCompressSync(bytes, { params: {
+          [zlib.constants.BROTLI_PARAM_QUALITY]: quality,
+          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length } }));
+        fs.writeFileSync(file + ".gz", zlib.gzipSync(bytes, { level: 9 }));
+      }' "$quality" "$site/pkg"/tourguide.*.{js,wasm,css}
+  else
+    echo "node not found: the bundle is not precompressed (the server compresses it per request)"
+  fi
+  cp -r "$ROOT/public/." "$site/"
+  # Written last: a server that reads it finds every file it names.
+  printf '%s' "$hashes" > "$site/hash.txt"
 }
 
 BINARYEN_VERSION="132.0.0"

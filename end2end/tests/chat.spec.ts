@@ -8,7 +8,25 @@ test("the chat page renders on the server before any script runs", async ({ requ
   const html = await response.text();
   expect(html).toContain("<h1>Tourguide</h1>");
   expect(html).toContain('name="username"');
-  expect(html).toContain("/pkg/tourguide.js");
+  expect(html).toMatch(/\/pkg\/tourguide\.[0-9a-f]{16}\.js/);
+});
+
+test("the bundle arrives under hashed names, brotli-compressed and cacheable for good", async ({ page }) => {
+  const bundle: { url: string; encoding?: string; cache?: string }[] = [];
+  page.on("response", (response) => {
+    if (new URL(response.url()).pathname.startsWith("/pkg/")) {
+      const headers = response.headers();
+      bundle.push({ url: response.url(), encoding: headers["content-encoding"], cache: headers["cache-control"] });
+    }
+  });
+  await page.goto("/login");
+  await waitForHydration(page);
+  const kinds = bundle.map((file) => file.url.match(/tourguide\.[0-9a-f]{16}\.(js|wasm|css)$/)?.[1]).sort();
+  expect(kinds).toEqual(["css", "js", "wasm"]);
+  for (const file of bundle) {
+    expect(file.encoding, file.url).toBe("br");
+    expect(file.cache, file.url).toBe("public, max-age=31536000, immutable");
+  }
 });
 
 test("sign in, start a conversation, send a message and see the demo reply", async ({ page }) => {

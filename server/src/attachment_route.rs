@@ -16,6 +16,7 @@ use app::backend::CurrentUser;
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 
+use crate::assets::SiteAssets;
 use crate::chat::ChatService;
 use crate::input_route::{error_response, reader_lang};
 
@@ -76,6 +77,7 @@ async fn read_and_attach(
 
 pub async fn upload(
     State(chat): State<Arc<ChatService>>,
+    State(assets): State<Arc<SiteAssets>>,
     user: Option<Extension<CurrentUser>>,
     Path(id): Path<String>,
     headers: HeaderMap,
@@ -101,18 +103,18 @@ pub async fn upload(
         Ok(attachment_id) if json => (StatusCode::CREATED, Json(json!({ "id": attachment_id }))).into_response(),
         Ok(_) => Redirect::to(&back).into_response(),
         Err(error) if json => error_response(error, lang),
-        Err(error) => refused_page(&error, lang, &back),
+        Err(error) => refused_page(&error, lang, &back, &assets.stylesheet_href()),
     }
 }
 
 /// For the plain form: the sentence, and the way back. Nothing was stored.
-fn refused_page(error: &AppError, lang: Lang, back: &str) -> Response {
+fn refused_page(error: &AppError, lang: Lang, back: &str, stylesheet: &str) -> Response {
     let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
     let sentence = html_escape(error.message(lang));
     let link = lang.t(Text::BackToChat);
     let page = format!(
         "<!DOCTYPE html><html lang=\"{code}\"><head><meta charset=\"utf-8\"><title>{sentence}</title>\
-         <link rel=\"stylesheet\" href=\"/pkg/tourguide.css\"></head><body><main class=\"not-found\">\
+         <link rel=\"stylesheet\" href=\"{stylesheet}\"></head><body><main class=\"not-found\">\
          <p class=\"error\" role=\"alert\">{sentence}</p><p><a href=\"{back}\">{link}</a></p></main></body></html>",
         code = lang.code(),
     );

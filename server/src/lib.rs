@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod admin;
+pub mod assets;
 pub mod attachment_route;
 pub mod auth;
 pub mod chat;
@@ -66,6 +67,7 @@ pub struct AppState {
     pub chat: Arc<ChatService>,
     pub events: ConversationEvents,
     pub worker: health::WorkerAlive,
+    pub assets: Arc<assets::SiteAssets>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +123,9 @@ impl Running {
 pub fn router(state: AppState, backends: Backends) -> Router {
     let routes = generate_route_list(App);
     let options = state.leptos_options.clone();
-    Router::new()
+    let site_root = std::path::PathBuf::from(options.site_root.as_ref());
+    let static_files = assets::router(&site_root, (*state.assets).clone());
+    let app = Router::new()
         .route(input_route::PATH, axum::routing::post(input_route::submit))
         .route(attachment_route::UPLOAD_PATH, axum::routing::post(attachment_route::upload))
         .route(attachment_route::FILE_PATH, axum::routing::get(attachment_route::download))
@@ -140,7 +144,14 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))
         .layer(axum::middleware::from_fn(auth::same_origin))
         .layer(axum::middleware::from_fn_with_state(state.chat.attachment_limit(), body_limit))
-        .with_state(state)
+        .with_state(state);
+    // Pages and JSON compressed as they are sent; the bundle under /pkg was compressed at build
+    // time and arrives with its Content-Encoding set, which this layer leaves alone. Its default
+    // predicate skips event streams (a compressor would hold events back) and images. Quality 4
+    // costs little CPU per response and gets most of the gain.
+    let compression =
+        tower_http::compression::CompressionLayer::new().quality(tower_http::compression::CompressionLevel::Precise(4));
+    static_files.merge(app).layer(compression)
 }
 
 /// Bodies are small (64 KiB), except a file sent to the attachments route, which may be as large
@@ -389,11 +400,20 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         }
     }
 
+    let site_assets = assets::SiteAssets::load(std::path::Path::new(&config.site_root));
     let leptos_options = LeptosOptions::builder()
-        .output_name("tourguide")
+        .output_name(assets::OUTPUT_NAME)
         .site_root(config.site_root.clone())
-        .site_pkg_dir("pkg")
+        .site_pkg_dir(assets::PKG_DIR)
         .site_addr(config.address)
+        .hash_files(site_assets.hash_file().is_some())
+        .hash_file(
+            site_assets
+                .hash_file()
+                .map(|path| path.display().to_string())
+                .unwrap_or_else(|| assets::HASH_FILE.into())
+                .into(),
+        )
         .build();
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
@@ -448,7 +468,14 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
         admin: Arc::new(admin::AdminService::new(store.clone())),
     };
-    let state = AppState { leptos_options, store: store.clone(), chat, events, worker: health::WorkerAlive(alive) };
+    let state = AppState {
+        leptos_options,
+        store: store.clone(),
+        chat,
+        events,
+        worker: health::WorkerAlive(alive),
+        assets: Arc::new(site_assets),
+    };
     let app = router(state, backends);
 
     if !config.web {

@@ -3,6 +3,7 @@
 //! PostgreSQL database per test.
 
 mod accounts;
+mod assets;
 mod attachments;
 mod chat;
 mod crash;
