@@ -125,6 +125,30 @@ pack_site() {
   printf '%s' "$hashes" > "$site/hash.txt"
 }
 
+# build_release_site SITE: the release server (target/release/server, built together with the
+# bench binary so that scripts/bench and scripts/dist share one build of every dependency) and
+# the optimised site in SITE: WASM built with the wasm-release profile, shrunk by wasm-opt, packed
+# with brotli at its best setting.
+build_release_site() {
+  local site="$1" stage="$ROOT/target/release-stage"
+  ensure_wasm_target
+  ensure_wasm_bindgen
+  ensure_wasm_opt
+  step "building the release server"
+  cargo build --release -p server -p bench
+  step "building the release WASM frontend"
+  cargo build -p frontend --lib --target wasm32-unknown-unknown --profile wasm-release
+  rm -rf "$stage" && mkdir -p "$stage"
+  wasm-bindgen --target web --no-typescript --out-dir "$stage" --out-name tourguide \
+    target/wasm32-unknown-unknown/wasm-release/frontend.wasm
+  step "optimising the WASM with wasm-opt -Oz"
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    -o "$stage/tourguide_bg.wasm" "$stage/tourguide_bg.wasm"
+  rm -rf "$site"
+  pack_site "$stage" "$site" 11
+}
+
 BINARYEN_VERSION="132.0.0"
 # wasm-opt for release builds; Debian's binaryen is too old for today's WASM features.
 ensure_wasm_opt() {

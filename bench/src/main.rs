@@ -84,6 +84,8 @@ async fn main() {
         }
         None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
     }
+    eprintln!("first load");
+    scenarios::first_load(&mut report, &server, &client).await;
     eprintln!("server-side rendering");
     scenarios::ssr_of_a_long_conversation(&mut report, &server, &client).await;
     eprintln!("growth to 100,000 conversations");

@@ -69,15 +69,14 @@ impl Report {
     }
 
     pub fn wasm(&mut self, site: &Path, note: &str) {
-        let wasm = std::fs::read(site.join("pkg/tourguide_bg.wasm")).expect("the release site is built");
-        let js = std::fs::read(site.join("pkg/tourguide.js")).expect("the release site is built");
-        let kib = |bytes: usize| format!("{:.1} KiB", bytes as f64 / 1024.0);
-        self.section("WASM size", &format!("The hydrate bundle as served from `pkg/`. {note} Brotli at quality 11, window 22 (what a static pre-compression step would use)."));
+        let wasm = std::fs::read(built_file(site, "wasm")).expect("the release site is built");
+        let js = std::fs::read(built_file(site, "js")).expect("the release site is built");
+        self.section("WASM size", &format!("The hydrate bundle as served from `pkg/`. {note} Brotli at quality 11, window 22 (what the build's pre-compression step, `pack_site`, writes next to each file)."));
         self.table(
             &["file", "raw", "brotli"],
             &[
-                vec!["tourguide_bg.wasm".into(), kib(wasm.len()), kib(brotli_len(&wasm))],
-                vec!["tourguide.js".into(), kib(js.len()), kib(brotli_len(&js))],
+                vec!["tourguide.<hash>.wasm".into(), kib(wasm.len()), kib(brotli_len(&wasm))],
+                vec!["tourguide.<hash>.js".into(), kib(js.len()), kib(brotli_len(&js))],
             ],
         );
     }
@@ -90,6 +89,17 @@ impl Report {
             self.body
         )
     }
+}
+
+/// A file of the built site by kind (`js`, `wasm`, `css`), under the hashed name `hash.txt` gives.
+fn built_file(site: &Path, kind: &str) -> std::path::PathBuf {
+    let hashes = std::fs::read_to_string(site.join("hash.txt")).expect("the site was built with hashed names");
+    let hash = hashes
+        .lines()
+        .find_map(|line| line.strip_prefix(kind).and_then(|rest| rest.strip_prefix(':')))
+        .unwrap_or_else(|| panic!("hash.txt names no {kind} file"))
+        .trim();
+    site.join(format!("pkg/tourguide.{hash}.{kind}"))
 }
 
 fn brotli_len(bytes: &[u8]) -> usize {
@@ -564,6 +574,82 @@ pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProc
             ms(sample.p99()),
         ]],
     );
+}
+
+// --- first load ----------------------------------------------------------------------------------
+
+const FIRST_LOAD_MESSAGES: usize = 20;
+/// What Chromium sends on a first load.
+const BROWSER_ENCODINGS: &str = "gzip, deflate, br, zstd";
+
+/// The bytes of one response's body as sent (the client does not decode), and its encoding.
+async fn transferred(client: &Client, url: &str, encodings: &str) -> (usize, String) {
+    let response = client.http.get(url).header("accept-encoding", encodings).send().await.unwrap();
+    assert_eq!(response.status(), 200, "{url}");
+    let encoding = response
+        .headers()
+        .get("content-encoding")
+        .map(|value| value.to_str().unwrap().to_string())
+        .unwrap_or_else(|| "none".into());
+    (response.bytes().await.unwrap().len(), encoding)
+}
+
+/// The chat page and every file it loads, as a browser's first visit fetches them: once asking for
+/// no compression (what every response was before the static files were precompressed and pages
+/// compressed), once with a browser's `Accept-Encoding`.
+pub async fn first_load(report: &mut Report, server: &ServerProcess, client: &Client) {
+    let id = client.create_conversation().await;
+    insert_messages(server, &id, FIRST_LOAD_MESSAGES).await;
+    let page = format!("{}/c/{id}", client.base);
+    let html = client.http.get(&page).send().await.unwrap().text().await.unwrap();
+    let mut files: Vec<String> =
+        html.split('"').filter(|part| part.starts_with("/pkg/tourguide.")).map(str::to_string).collect();
+    files.sort();
+    files.dedup();
+    assert_eq!(files.len(), 3, "the page loads a script, its WASM and a stylesheet: {files:?}");
+
+    let mut rows = Vec::new();
+    let (mut before_total, mut after_total, mut after_html) = (0, 0, 0);
+    for (name, url) in std::iter::once(("chat page (HTML)".to_string(), page.clone()))
+        .chain(files.iter().map(|file| (format!("`{file}`"), format!("{}{file}", client.base))))
+    {
+        let (before, _) = transferred(client, &url, "identity").await;
+        let (after, encoding) = transferred(client, &url, BROWSER_ENCODINGS).await;
+        if url == page {
+            after_html = after;
+        }
+        before_total += before;
+        after_total += after;
+        rows.push(vec![name, kib(before), kib(after), encoding]);
+    }
+    rows.push(vec![
+        "**first load**".into(),
+        kib(before_total),
+        kib(after_total),
+        format!("{:.1} % of before", 100.0 * after_total as f64 / before_total as f64),
+    ]);
+    rows.push(vec![
+        "**next load** (files cached as immutable)".into(),
+        "—".into(),
+        kib(after_html),
+        "only the page".into(),
+    ]);
+    report.section(
+        "First load of the chat page: bytes transferred",
+        &format!(
+            "`GET /c/{{id}}` of a conversation with {FIRST_LOAD_MESSAGES} messages and the three files the page loads, \
+             response bodies as sent (headers not counted). *Before*: `Accept-Encoding: identity`, which is what every \
+             response was before this build compressed anything. *After*: `Accept-Encoding: {BROWSER_ENCODINGS}` as \
+             Chromium sends it: the page compressed as it is sent (brotli, quality 4), the files from their brotli \
+             siblings made at build time (quality 11). The files have hashed names and `Cache-Control: immutable`, so \
+             a later visit fetches only the page."
+        ),
+    );
+    report.table(&["response", "before", "after", "encoding after"], &rows);
+}
+
+fn kib(bytes: usize) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
 // --- growth -------------------------------------------------------------------------------------

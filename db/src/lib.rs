@@ -172,6 +172,15 @@ pub fn sqlite_options(path: impl AsRef<Path>) -> SqliteConnectOptions {
         .foreign_keys(true)
 }
 
+/// Unix milliseconds, for the few columns that time something shorter than a second (their names
+/// end in `_ms`).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
 /// Unix seconds, the unit of every time column; a clock before 1970 counts as 0.
 pub fn now() -> i64 {
     std::time::SystemTime::now()

@@ -41,6 +41,16 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    pub const ALL: [RunStatus; 7] = [
+        RunStatus::Queued,
+        RunStatus::Running,
+        RunStatus::WaitingForApproval,
+        RunStatus::WaitingForInput,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::Cancelled,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunStatus::Queued => "queued",

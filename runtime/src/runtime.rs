@@ -436,6 +436,15 @@ impl Runtime {
         Ok(runs.into_iter().map(|(id, owner)| (id, Actor::user(owner))).collect())
     }
 
+    /// How many runs are in each status, every status named (with 0 when none is in it).
+    pub async fn run_counts(&self) -> Result<Vec<(RunStatus, i64)>, RuntimeError> {
+        let counted = self.store.count_by_status().await?;
+        Ok(RunStatus::ALL
+            .into_iter()
+            .map(|status| (status, counted.iter().find(|(s, _)| *s == status).map_or(0, |(_, n)| *n)))
+            .collect())
+    }
+
     fn view(&self, record: RunRecord) -> RunView {
         let pause = record.status.is_waiting().then(|| match decode_state(&record) {
             Some(state) if state.status() == record.status => self.pause_view(&state, record.process),

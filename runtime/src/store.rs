@@ -275,6 +275,15 @@ impl Store {
             .collect()
     }
 
+    /// How many runs are in each status; statuses this build does not know are left out.
+    pub async fn count_by_status(&self) -> Result<Vec<(RunStatus, i64)>, StoreError> {
+        let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status").fetch_all(pool).await)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(status, count)| RunStatus::parse(&status).map(|status| (status, count)))
+            .collect())
+    }
+
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
         let status: Option<String> = on!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = $1")
             .bind(id.to_string())

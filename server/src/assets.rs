@@ -43,6 +43,15 @@ impl SiteAssets {
         let Ok(text) = std::fs::read_to_string(&path) else {
             return SiteAssets::default();
         };
+        // `cargo leptos watch` writes plain names and leaves an earlier hash.txt alone: a plain
+        // script newer than the hashes is the build to serve.
+        let modified = |path: &Path| std::fs::metadata(path).and_then(|meta| meta.modified()).ok();
+        let plain = site_root.join(PKG_DIR).join(format!("{OUTPUT_NAME}.js"));
+        if let (Some(plain), Some(hashes)) = (modified(&plain), modified(&path)) {
+            if plain > hashes {
+                return SiteAssets::default();
+            }
+        }
         let hashes: HashMap<String, String> = text
             .lines()
             .filter_map(|line| line.split_once(':'))
@@ -119,5 +128,11 @@ mod tests {
         assert!(assets.is_hashed("tourguide.bb22.wasm.br"));
         assert!(!assets.is_hashed("tourguide.ffff.wasm"), "a hash of another build");
         assert!(!assets.is_hashed("tourguide_bg.wasm"));
+
+        // A later unhashed build (cargo leptos watch) wins over the hashes of an earlier one.
+        std::fs::create_dir_all(dir.path().join(PKG_DIR)).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(dir.path().join(PKG_DIR).join("tourguide.js"), "plain").unwrap();
+        assert!(SiteAssets::load(dir.path()).hash_file().is_none());
     }
 }

@@ -13,8 +13,8 @@ use crate::store::{Role, Store};
 
 #[derive(Parser, Debug)]
 #[command(
-    name = "server",
-    about = "Tourguide's operator commands. Without one, `server [serve] [OPTIONS]` runs the app."
+    name = "tourguide",
+    about = "Tourguide's operator commands. Without one, `tourguide [serve] [OPTIONS]` runs the app."
 )]
 pub struct Admin {
     #[command(subcommand)]

@@ -34,6 +34,9 @@ pub struct Config {
     pub login_attempts: std::num::NonZeroU32,
     /// How long a session lasts from its sign-in.
     pub session_length: Duration,
+    /// When set, `/metrics` answers only a scrape that sends it as a bearer token. From the
+    /// environment only: a command line is visible to every user of the host.
+    pub metrics_token: Option<String>,
 }
 
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
@@ -81,7 +84,7 @@ The demo user's password comes from TOURGUIDE_DEMO_PASSWORD; without it a random
 when the user is created on first start.";
 
 #[derive(Parser, Debug)]
-#[command(name = "server", about = "Tourguide: a web chat in which an AI agent works with a person.", after_help = ENVIRONMENT)]
+#[command(name = "tourguide", about = "Tourguide: a web chat in which an AI agent works with a person.", after_help = ENVIRONMENT)]
 struct Args {
     /// SQLite file, or a postgres:// URL for several processes on one database
     /// [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
@@ -263,6 +266,9 @@ impl Config {
             address,
             site_root,
             demo_password: env("TOURGUIDE_DEMO_PASSWORD").filter(|value| !value.is_empty()),
+            metrics_token: env("TOURGUIDE_METRICS_TOKEN")
+                .map(|value| value.trim().to_string())
+                .filter(|value| !value.is_empty()),
             worker,
             web,
             lease,
@@ -395,5 +401,46 @@ mod tests {
         assert!(matches!(parse(&[], &["--database", " "]).unwrap_err(), ConfigError::Empty { .. }));
         let help = parse(&[], &["--help"]).unwrap_err().to_string();
         assert!(help.contains("--database") && help.contains("TOURGUIDE_DATABASE"), "{help}");
+    }
+
+    /// `deploy/tourguide.env`, which `scripts/dist` ships: every variable in it, set or left off as
+    /// an example, is one the server reads, and the server starts with its values.
+    #[test]
+    fn the_sample_environment_file_names_only_what_the_server_reads() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/tourguide.env")).unwrap();
+        let assignment = |line: &str| {
+            let (name, value) = line.split_once('=')?;
+            name.chars().all(|c| c.is_ascii_uppercase() || c == '_').then(|| (name.to_string(), value.to_string()))
+        };
+        let set: Vec<(String, String)> = text.lines().filter_map(assignment).collect();
+        let examples: Vec<(String, String)> =
+            text.lines().filter_map(|line| line.strip_prefix('#')).filter_map(assignment).collect();
+        assert!(set.len() >= 3 && examples.len() >= 5, "{set:?} {examples:?}");
+
+        let asked = std::sync::Mutex::new(std::collections::HashSet::new());
+        let lookup = |values: &[(String, String)]| {
+            let values = values.to_vec();
+            let asked = &asked;
+            move |name: &str| {
+                asked.lock().unwrap().insert(name.to_string());
+                values.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone())
+            }
+        };
+        let config = Config::from_env_and_args(lookup(&set), Vec::new()).expect("the sample settings are valid");
+        assert_eq!(config.site_root, "/opt/tourguide/site");
+        assert!(config.json_logs);
+        // The examples too, all at once, but for the MCP file, which exists only on a real host.
+        let mut all = set.clone();
+        all.retain(|(name, _)| !examples.iter().any(|(example, _)| example == name));
+        all.extend(examples.iter().filter(|(name, _)| name != "TOURGUIDE_MCP_CONFIG").cloned());
+        let config = Config::from_env_and_args(lookup(&all), Vec::new()).expect("the examples are valid");
+        assert!(matches!(config.database, Location::Postgres(_)));
+        let model = runtime::OpenAiConfig::from_lookup(lookup(&all)).expect("the model example is valid");
+        assert!(model.is_some());
+
+        let asked = asked.into_inner().unwrap();
+        for (name, _) in set.iter().chain(&examples) {
+            assert!(asked.contains(name), "{name} is in deploy/tourguide.env, but the server never reads it");
+        }
     }
 }

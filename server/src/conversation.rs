@@ -246,6 +246,8 @@ pub struct Conversation {
     pub approved_through: Option<i64>,
     /// Who decided the recorded decision, when it is someone else than the owner may be: a reviewer.
     pub decided_by: Option<i64>,
+    /// When the recorded answer or decision was recorded (Unix milliseconds).
+    pub recorded_at_ms: Option<i64>,
 }
 
 /// Who wrote a transcript line.

@@ -291,9 +291,14 @@ pub async fn stream(
     let until_shutdown = async move {
         let _ = shutdown.wait_for(|stopped| *stopped).await;
     };
-    Sse::new(futures::StreamExt::take_until(changes(events.subscribe(), id), until_shutdown))
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response()
+    let open = crate::telemetry::OpenStream::open();
+    let events = futures::StreamExt::take_until(changes(events.subscribe(), id), until_shutdown);
+    // The guard goes with the stream: however the stream ends, dropping it closes the count.
+    let events = futures::StreamExt::map(events, move |event| {
+        let _ = &open;
+        event
+    });
+    Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
 }
 
 fn changes(receiver: broadcast::Receiver<Change>, id: String) -> impl Stream<Item = Result<Event, Infallible>> {

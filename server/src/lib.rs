@@ -21,6 +21,7 @@ pub mod markdown;
 pub mod pages;
 pub mod skills;
 pub mod store;
+pub mod telemetry;
 pub mod toolbox;
 pub mod turn;
 pub mod worker;
@@ -68,6 +69,7 @@ pub struct AppState {
     pub events: ConversationEvents,
     pub worker: health::WorkerAlive,
     pub assets: Arc<assets::SiteAssets>,
+    pub metrics: telemetry::MetricsState,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +134,7 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(events::PATH, axum::routing::get(events::stream))
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
+        .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -357,7 +360,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let events = ConversationEvents::new(shutdown_receiver.clone(), &db);
     let drafts = Drafts::new(store.clone(), events.clone());
     let runtime = Arc::new(
-        Runtime::new(db.clone(), Arc::new(tools), services.provider, settings)
+        Runtime::new(db.clone(), Arc::new(tools), Arc::new(telemetry::MeteredProvider(services.provider)), settings)
             .with_text_observer(Arc::new(drafts.clone()))
             .with_question_check(Arc::new(|schema: &serde_json::Value| {
                 match question::form::InputPauseForm::parse(schema) {
@@ -400,6 +403,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         }
     }
 
+    telemetry::install();
     let site_assets = assets::SiteAssets::load(std::path::Path::new(&config.site_root));
     let leptos_options = LeptosOptions::builder()
         .output_name(assets::OUTPUT_NAME)
@@ -475,6 +479,11 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         events,
         worker: health::WorkerAlive(alive),
         assets: Arc::new(site_assets),
+        metrics: telemetry::MetricsState {
+            store: store.clone(),
+            runtime: runtime.clone(),
+            token: config.metrics_token.as_deref().map(Arc::from),
+        },
     };
     let app = router(state, backends);
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use db::{now, on, Backend, Db, Migrations};
+use db::{now, now_ms, on, Backend, Db, Migrations};
 use runtime::DenialReason;
 use uuid::Uuid;
 
@@ -59,6 +59,12 @@ pub struct Job {
     pub id: i64,
     pub conversation_id: String,
     pub kind: JobKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobCounts {
+    pub queued: i64,
+    pub running: i64,
 }
 
 /// What a job is for.
@@ -124,6 +130,7 @@ struct ConversationRow {
     updated_at: i64,
     approved_through: Option<i64>,
     approval_decided_by: Option<i64>,
+    recorded_at_ms: Option<i64>,
 }
 
 fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
@@ -180,6 +187,7 @@ impl TryFrom<ConversationRow> for Conversation {
             updated_at: row.updated_at,
             approved_through: row.approved_through,
             decided_by: row.approval_decided_by,
+            recorded_at_ms: row.recorded_at_ms,
         })
     }
 }
@@ -217,7 +225,7 @@ macro_rules! select_conversations {
         concat!(
             "SELECT id, user_id, title, status, error_code, run_id, approval_decision, approval_turn_digest,
                     pending_input, approval_deny_reason, skill, page_id, updated_at, approved_through,
-                    approval_decided_by
+                    approval_decided_by, recorded_at_ms
              FROM conversations ",
             $tail
         )
@@ -227,7 +235,7 @@ macro_rules! select_conversations {
 /// The columns of a recorded answer or decision, cleared: nothing travels any more.
 macro_rules! clear_recorded {
     () => {
-        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, approval_decided_by = NULL"
+        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, approval_decided_by = NULL, recorded_at_ms = NULL"
     };
 }
 
@@ -735,7 +743,8 @@ impl Store {
             conversation_id,
             "UPDATE conversations
              SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
-                 pending_input = $3, approval_deny_reason = NULL, error_code = NULL, updated_at = $4
+                 pending_input = $3, approval_deny_reason = NULL, error_code = NULL, updated_at = $4,
+                 recorded_at_ms = $7
              WHERE id = $5 AND user_id = $6 AND status = 'awaiting_input' AND run_id IS NOT NULL",
             &[
                 Arg::Text(PendingDecision::Input.as_str()),
@@ -744,6 +753,7 @@ impl Store {
                 Arg::Int(now()),
                 Arg::Text(conversation_id),
                 Arg::Int(user_id),
+                Arg::Int(now_ms()),
             ],
             &then,
         )
@@ -798,7 +808,7 @@ impl Store {
             "UPDATE conversations
              SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
                  approval_deny_reason = $3, pending_input = NULL, error_code = NULL, updated_at = $4,
-                 approval_decided_by = $8,
+                 approval_decided_by = $8, recorded_at_ms = $9,
                  approved_through = CASE WHEN $7
                      THEN (SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = $5)
                      ELSE approved_through END
@@ -812,6 +822,7 @@ impl Store {
                 Arg::Int(user_id),
                 Arg::Bool(decision.approve),
                 Arg::Int(decision.decided_by),
+                Arg::Int(now_ms()),
             ],
             &then,
         )
@@ -1111,6 +1122,13 @@ impl Store {
     }
 
     // --- jobs ---------------------------------------------------------------------------------
+
+    /// The queue's depth: jobs waiting for a worker, and jobs a worker holds.
+    pub async fn job_counts(&self) -> Result<JobCounts, StoreError> {
+        let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetch_all(pool).await)?;
+        let count = |state: &str| rows.iter().find(|(s, _)| s == state).map_or(0, |(_, n)| *n);
+        Ok(JobCounts { queued: count("queued"), running: count("running") })
+    }
 
     /// Takes the oldest queued job and leases it; `None` when there is nothing to do.
     pub async fn claim_job(&self, lease: Duration) -> Result<Option<Job>, StoreError> {

@@ -157,6 +157,9 @@ impl Turns {
             return Ok(());
         }
         self.drafts.follow(run_id, &conversation.id);
+        if !matches!(reply, Reply::Withdrawn(_)) {
+            crate::telemetry::continuation_started("answer", conversation.recorded_at_ms);
+        }
         let (delivered, notice) = match reply {
             Reply::Withdrawn(reason) => {
                 (self.runtime.withdraw_question(run_id, reason).await, Some(ErrorCode::QuestionWithdrawn))
@@ -190,6 +193,7 @@ impl Turns {
             Some(reviewer) if reviewer != conversation.user_id => Actor::admin(reviewer),
             _ => owner(conversation),
         };
+        crate::telemetry::continuation_started("decision", conversation.recorded_at_ms);
         match self.runtime.approve(&decider, run_id, decision).await {
             Ok(result) => self.apply(&conversation.id, result).await,
             Err(refusal) => self.refused(conversation, handback::approval_code(&refusal), &refusal).await,

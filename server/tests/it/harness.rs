@@ -63,6 +63,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         // Tests sign many clients in as one user from one address; `accounts.rs` tests the limit.
         login_attempts: std::num::NonZeroU32::new(100_000).unwrap(),
         session_length: Duration::from_secs(14 * 86_400),
+        metrics_token: None,
     }
 }
 

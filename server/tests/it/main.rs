@@ -13,6 +13,7 @@ mod events;
 mod harness;
 mod inbox;
 mod mcp;
+mod metrics;
 mod model_errors;
 mod previews;
 mod processes;

@@ -104,12 +104,25 @@ fn text(content: String) -> Json<Value> {
     Json(json!({ "choices": [{ "message": { "role": "assistant", "content": content }, "finish_reason": "stop" }] }))
 }
 
-async fn complete(State(model): State<FakeModel>, Json(request): Json<Value>) -> Json<Value> {
+async fn complete(State(model): State<FakeModel>, Json(request): Json<Value>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match reply(model, request).await {
+        Ok(reply) => reply.into_response(),
+        Err(status) => (status, "rejected by the test model").into_response(),
+    }
+}
+
+/// The model's reply, or the status it refuses the call with.
+async fn reply(model: FakeModel, request: Value) -> Result<Json<Value>, axum::http::StatusCode> {
     model.requests.fetch_add(1, Ordering::SeqCst);
     let messages = request["messages"].as_array().cloned().unwrap_or_default();
     let last = messages.last().cloned().unwrap_or(Value::Null);
     let content = last["content"].as_str().unwrap_or_default().to_string();
-    match last["role"].as_str() {
+    // `reject me`: a request the model refuses (400), as a provider does a malformed one.
+    if content == "reject me" {
+        return Err(axum::http::StatusCode::BAD_REQUEST);
+    }
+    Ok(match last["role"].as_str() {
         Some("tool") => {
             if model.hold.load(Ordering::SeqCst) {
                 let _ = model.held.send(content.clone());
@@ -141,7 +154,7 @@ async fn complete(State(model): State<FakeModel>, Json(request): Json<Value>) ->
             tool_call("update_page_field", json!({ "page_id": model.page_id, "field": "title", "value": NEW_TITLE }))
         }
         _ => text(format!("You said: {content}")),
-    }
+    })
 }
 
 // --- the server process ---------------------------------------------------------------------
