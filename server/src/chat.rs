@@ -417,10 +417,20 @@ impl ChatService {
         let runs = self.runtime.approvals_of_others(&actor, INBOX_LIMIT).await.map_err(runtime_failure)?;
         let mut items = Vec::new();
         for view in runs {
-            let Some(row) = self.store.conversation_of_run(view.run_id).await.map_err(internal)? else { continue };
-            if row.status != ConversationStatus::AwaitingApproval {
+            let Some(row) = self.store.conversation_of_any_run(view.run_id).await.map_err(internal)? else { continue };
+            // The chat's card, or a card of a run the chat moved on from that no one decided yet.
+            let moved_on = row.run_id != Some(view.run_id);
+            let error = if moved_on {
+                match self.store.run_decision(view.run_id).await.map_err(internal)? {
+                    Some(decision) if decision.refused.is_none() => continue,
+                    Some(decision) => decision.refused,
+                    None => None,
+                }
+            } else if row.status == ConversationStatus::AwaitingApproval {
+                None
+            } else {
                 continue;
-            }
+            };
             let Some(owner) = self.owner_under_review(row.user_id).await? else { continue };
             let Some(PauseView::Approval(pause)) = view.pause else { continue };
             let card =
@@ -430,8 +440,8 @@ impl ChatService {
                 conversation_id: row.id,
                 conversation_title: row.title,
                 waiting_for: waited(db::now().saturating_sub(view.updated_at), lang),
-                moved_on: false,
-                error: None,
+                moved_on,
+                error: error.map(|code| handback::sentence(code, lang).to_string()),
                 question: None,
                 card: Some(card),
                 review_of: Some(owner.username),
@@ -459,14 +469,51 @@ impl ChatService {
         Ok(view.and_then(|view| view.pause))
     }
 
-    /// Records a decision or answer given in the inbox for a run the chat moved on from; a second
-    /// one for the same run loses.
-    async fn record_run_decision(&self, row: &Conversation, run_id: Uuid, recorded: &Recorded) -> Result<(), AppError> {
-        if !self.store.record_run_decision(&row.id, run_id, recorded).await.map_err(internal)? {
+    /// Records a decision or answer given in the inbox for a run the chat moved on from, by its
+    /// owner or a reviewer (`decided_by`); a second one for the same run loses.
+    async fn record_run_decision(
+        &self,
+        row: &Conversation,
+        run_id: Uuid,
+        recorded: &Recorded,
+        decided_by: Option<i64>,
+    ) -> Result<(), AppError> {
+        if !self.store.record_run_decision(&row.id, run_id, recorded, decided_by).await.map_err(internal)? {
             return Err(AppError::DecisionInFlight);
         }
         self.wake(&row.id);
         Ok(())
+    }
+
+    /// A reviewer's decision on a card of another user's conversation: the card the chat shows,
+    /// or one of a run the chat moved on from. Approve only; denying stays with the owner.
+    async fn review_run(
+        &self,
+        row: Conversation,
+        reviewer: &CurrentUser,
+        run: &str,
+        digest: &str,
+        decision: CardDecision,
+        lang: Lang,
+    ) -> Result<(), AppError> {
+        let run_id = Uuid::parse_str(run.trim()).map_err(|_| AppError::NotFound)?;
+        if row.run_id == Some(run_id) {
+            return self.decide_on(row, reviewer, digest, decision, lang).await;
+        }
+        let owner = self.store.conversation_of_any_run(run_id).await.map_err(internal)?;
+        if owner.is_none_or(|owner| owner.id != row.id) {
+            return Err(AppError::NotFound);
+        }
+        let Some(PauseView::Approval(pause)) = self.pause_of_run(&row, run_id).await? else {
+            return Err(AppError::NotAwaitingApproval);
+        };
+        let (approve, _, _) = checked_decision(&pause, digest, decision, false, lang)?;
+        // Denying stays with the owner, and a process run's cards with whoever started it.
+        if !approve || pause.offers_denial_reason() {
+            return Err(AppError::Forbidden);
+        }
+        let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason: None };
+        self.record_run_decision(&row, run_id, &recorded, Some(reviewer.id)).await
     }
 
     /// What the run waits on, read live: the question and card are always the ones as they stand.
@@ -517,16 +564,11 @@ impl ChatService {
 
     /// The conversation as the page shows it, from a row its owner just read. A reconcile may
     /// change the row, which is then read again.
-    async fn view_of(
-        &self,
-        user: &CurrentUser,
-        mut row: Conversation,
-        lang: Lang,
-    ) -> Result<ConversationView, AppError> {
-        if self.reconcile(&row).await? {
-            row = self.owned(user, &row.id).await?;
-        }
-        let messages = self.store.messages(&row.id).await.map_err(internal)?;
+    async fn view_of(&self, user: &CurrentUser, row: Conversation, lang: Lang) -> Result<ConversationView, AppError> {
+        self.reconcile(&row).await?;
+        // The row again, read with the transcript in one snapshot (the caller checked access).
+        let (row, messages) =
+            self.store.conversation_with_messages(&row.id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
         let status = row.status;
         let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
@@ -803,7 +845,7 @@ impl ChatBackend for ChatService {
         };
         let (reply, _) = checked_reply(&pause, digest, answer, lang)?;
         let recorded = Recorded::Answer { digest: pause.digest.clone(), reply };
-        self.record_run_decision(&row, run_id, &recorded).await
+        self.record_run_decision(&row, run_id, &recorded, None).await
     }
 
     async fn decide_run(
@@ -816,11 +858,7 @@ impl ChatBackend for ChatService {
         lang: Lang,
     ) -> Result<(), AppError> {
         if let Some(row) = self.under_review(user, id).await? {
-            // A reviewer decides the card the owner's conversation shows, nothing else.
-            if row.run_id.map(|run_id| run_id.to_string()) != Some(run.trim().to_string()) {
-                return Err(AppError::NotAwaitingApproval);
-            }
-            return self.decide_on(row, user, digest, decision, lang).await;
+            return self.review_run(row, user, run, digest, decision, lang).await;
         }
         let (row, run_id) = self.run_of(user, id, run).await?;
         if row.run_id == Some(run_id) {
@@ -834,7 +872,7 @@ impl ChatBackend for ChatService {
             return Err(AppError::NeedsReviewer);
         }
         let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason };
-        self.record_run_decision(&row, run_id, &recorded).await
+        self.record_run_decision(&row, run_id, &recorded, None).await
     }
 
     async fn inbox(&self, user: &CurrentUser, lang: Lang) -> Result<InboxView, AppError> {

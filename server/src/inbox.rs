@@ -2,7 +2,7 @@
 //! runs a chat moved on from (each run's outcome leaves a line in its conversation), and cancel
 //! runs that waited too long, with a line as well.
 
-use runtime::{ApprovalDecision, InputReply, InputSubmission, Refusal, RunOutcome, RunStatus};
+use runtime::{Actor, ApprovalDecision, InputReply, InputSubmission, Refusal, RunOutcome, RunStatus};
 
 use crate::conversation::{Conversation, MessageRole, Notice, Recorded, Reply};
 use crate::handback;
@@ -36,8 +36,13 @@ impl Turns {
                 } else {
                     ApprovalDecision::deny(digest.clone(), *reason)
                 };
+                // A reviewer's approval is theirs (the chat checked they review this owner's changes).
+                let decider = match decision.decided_by {
+                    Some(reviewer) if reviewer != conversation.user_id => Actor::admin(reviewer),
+                    _ => actor,
+                };
                 self.runtime
-                    .approve(&actor, run_id, verdict)
+                    .approve(&decider, run_id, verdict)
                     .await
                     .map_err(|refusal| (handback::approval_code(&refusal), refusal))
             }

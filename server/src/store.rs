@@ -550,6 +550,37 @@ impl Store {
         row.map(Conversation::try_from).transpose()
     }
 
+    /// The conversation and its transcript as of one moment: a write that changes both (a line
+    /// and the status it goes with) is seen whole or not at all, never the line beside the old
+    /// status.
+    pub async fn conversation_with_messages(
+        &self,
+        id: &str,
+    ) -> Result<Option<(Conversation, Vec<Message>)>, StoreError> {
+        // PostgreSQL gives each statement its own snapshot unless asked for one per transaction;
+        // a SQLite read transaction reads one snapshot anyway.
+        let one_snapshot = self.db.backend() == Backend::Postgres;
+        let (row, messages) = on!(&self.db, pool => async {
+            let mut tx = pool.begin().await?;
+            if one_snapshot {
+                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+            }
+            let row: Option<ConversationRow> =
+                sqlx::query_as(select_conversations!("WHERE id = $1")).bind(id).fetch_optional(&mut *tx).await?;
+            let messages: Vec<MessageRow> =
+                sqlx::query_as("SELECT id, role, content, notice FROM messages WHERE conversation_id = $1 ORDER BY id")
+                    .bind(id)
+                    .fetch_all(&mut *tx)
+                    .await?;
+            tx.commit().await?;
+            Ok::<_, sqlx::Error>((row, messages))
+        }
+        .await)?;
+        let Some(row) = row else { return Ok(None) };
+        let messages = messages.into_iter().map(Message::try_from).collect::<Result<Vec<_>, _>>()?;
+        Ok(Some((Conversation::try_from(row)?, messages)))
+    }
+
     pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
         let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1"))
             .bind(id)

@@ -16,6 +16,8 @@ pub struct RunDecision {
     pub recorded: Recorded,
     /// Set once the runtime refused it; the run still waits and may be decided again.
     pub refused: Option<ErrorCode>,
+    /// A reviewer who approved the owner's change (four-eyes); `None`: the owner decided.
+    pub decided_by: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -27,6 +29,7 @@ struct RunDecisionRow {
     deny_reason: Option<String>,
     reply: Option<String>,
     error_code: Option<String>,
+    decided_by: Option<i64>,
 }
 
 impl TryFrom<RunDecisionRow> for RunDecision {
@@ -54,14 +57,14 @@ impl TryFrom<RunDecisionRow> for RunDecision {
             None => None,
             Some(code) => Some(ErrorCode::parse(code).ok_or_else(|| corrupt("error code", code))?),
         };
-        Ok(RunDecision { run_id, conversation_id: row.conversation_id, recorded, refused })
+        Ok(RunDecision { run_id, conversation_id: row.conversation_id, recorded, refused, decided_by: row.decided_by })
     }
 }
 
 macro_rules! select_run_decisions {
     ($tail:literal) => {
         concat!(
-            "SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code FROM run_decisions ",
+            "SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code, decided_by FROM run_decisions ",
             $tail
         )
     };
@@ -97,13 +100,14 @@ impl Store {
     }
 
     /// Records a decision or answer given in the inbox for a run its conversation moved on from,
-    /// and queues its delivery. False when one is recorded already and not refused: exactly one
-    /// of two at once wins, by the primary key.
+    /// by its owner or (`decided_by`) a reviewer, and queues its delivery. False when one is
+    /// recorded already and not refused: exactly one of two at once wins, by the primary key.
     pub async fn record_run_decision(
         &self,
         conversation_id: &str,
         run_id: Uuid,
         recorded: &Recorded,
+        decided_by: Option<i64>,
     ) -> Result<bool, StoreError> {
         let (kind, digest, reason, reply) = match recorded {
             Recorded::Answer { digest, reply } => (PendingDecision::Input, digest, None, Some(reply.encode())),
@@ -113,11 +117,11 @@ impl Store {
             }
         };
         let at = now();
-        let upsert = "INSERT INTO run_decisions (run_id, conversation_id, kind, digest, deny_reason, reply, error_code, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)
+        let upsert = "INSERT INTO run_decisions (run_id, conversation_id, kind, digest, deny_reason, reply, error_code, created_at, decided_by)
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8)
              ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, digest = excluded.digest,
                  deny_reason = excluded.deny_reason, reply = excluded.reply, error_code = NULL,
-                 created_at = excluded.created_at
+                 created_at = excluded.created_at, decided_by = excluded.decided_by
              WHERE run_decisions.error_code IS NOT NULL";
         let job = "INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'run_decision', $2)";
         on!(&self.db, pool => async {
@@ -130,6 +134,7 @@ impl Store {
                 .bind(reason)
                 .bind(reply)
                 .bind(at)
+                .bind(decided_by)
                 .execute(&mut *tx)
                 .await?
                 .rows_affected()

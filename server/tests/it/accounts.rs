@@ -260,3 +260,61 @@ async fn a_user_sees_their_sessions_and_ends_the_others_but_not_someone_elses() 
     assert_eq!(stranger.call_json("session", &[]).await.0, 200, "another user's sessions are untouched");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_card_an_editors_chat_moved_on_from_is_reviewed_in_the_inbox_too() {
+    let effects = Effects::default();
+    let server = TestServer::start_services(tempfile::tempdir().unwrap(), services(&effects)).await;
+    let reviewer = server.signed_in("demo").await;
+    let editor = four_eyes_editor(&server, "ed").await;
+
+    let id = editor.create_conversation().await;
+    let (status, _) = editor.call_json("send_message", &[("conversation_id", &id), ("content", "write it")]).await;
+    assert_eq!(status, 200);
+    let card = editor.settled_conversation(&id).await["card"].clone();
+    assert_eq!(card["needs_reviewer"], true, "{card}");
+    // The editor writes on: the card's run waits, no longer the chat's.
+    let (status, _) = editor.call_json("send_message", &[("conversation_id", &id), ("content", "hello")]).await;
+    assert_eq!(status, 200);
+    assert_eq!(editor.settled_conversation(&id).await["status"], "idle");
+
+    // The editor's own inbox shows it as waiting for a reviewer, and their approve is refused.
+    let (_, theirs) = editor.call_json("inbox", &[]).await;
+    let own = theirs["items"].as_array().unwrap().iter().find(|item| item["conversation_id"] == id.as_str()).unwrap();
+    assert_eq!((own["moved_on"].clone(), own["card"]["needs_reviewer"].clone()), (json!(true), json!(true)));
+    let run = own["run_id"].as_str().unwrap().to_string();
+    let form = |digest: &str, decision: &str| {
+        vec![
+            ("conversation_id", id.clone()),
+            ("digest", digest.to_string()),
+            ("decision", decision.to_string()),
+            ("run", run.clone()),
+        ]
+    };
+    let digest = card["digest"].as_str().unwrap();
+    assert_eq!(decide_with(&editor, form(digest, "approve")).await, (403, json!("NeedsReviewer")));
+
+    // The reviewer sees it, marked as moved on; bad input changes nothing.
+    let (_, inbox) = reviewer.call_json("inbox", &[]).await;
+    let item = inbox["items"].as_array().unwrap().iter().find(|item| item["run_id"] == run.as_str()).unwrap().clone();
+    assert_eq!((item["review_of"].clone(), item["moved_on"].clone()), (json!("ed"), json!(true)));
+    assert_eq!(item["card"]["answers"], "review");
+    assert_eq!(decide_with(&reviewer, form(digest, "deny")).await, (403, json!("Forbidden")));
+    assert_eq!(decide_with(&reviewer, form(&"0".repeat(64), "approve")).await, (409, json!("CardChanged")));
+    let mut elsewhere = form(digest, "approve");
+    elsewhere[3].1 = uuid::Uuid::new_v4().to_string();
+    assert_eq!(decide_with(&reviewer, elsewhere).await, (404, json!("NotFound")));
+    assert!(effects.titles.lock().unwrap().is_empty());
+
+    // Approved by the reviewer: applied once, its answer joins the editor's chat.
+    let (status, body) = decide_with(&reviewer, form(digest, "approve")).await;
+    assert_eq!(status, 200, "{body}");
+    let conversation = crate::inbox::carried_on(&editor, &id).await;
+    assert_eq!(texts(&conversation).last().unwrap(), "Done: Title set to A better title");
+    assert_eq!(*effects.titles.lock().unwrap(), vec!["A better title".to_string()]);
+    let (status, _) = decide_with(&reviewer, form(digest, "approve")).await;
+    assert_eq!(status, 409, "decided once");
+    let (_, inbox) = reviewer.call_json("inbox", &[]).await;
+    assert!(inbox["items"].as_array().unwrap().iter().all(|item| item["run_id"] != run.as_str()), "{inbox}");
+    server.stop().await;
+}

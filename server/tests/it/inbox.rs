@@ -46,7 +46,7 @@ async fn decide_in_inbox(client: &Client, item: &Value, decision: &str) -> (u16,
 }
 
 /// Waits until the conversation's last line is one a run decided in the inbox left.
-async fn carried_on(client: &Client, id: &str) -> Value {
+pub async fn carried_on(client: &Client, id: &str) -> Value {
     for _ in 0..200 {
         let conversation = client.settled_conversation(id).await;
         let last = conversation["messages"].as_array().unwrap().last().cloned().unwrap_or_default();
