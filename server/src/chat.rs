@@ -405,6 +405,16 @@ impl ChatService {
         Ok(Some(row))
     }
 
+    /// A run the chat moved on from, as the inbox lists it: `None` while a decision given in the
+    /// inbox is on its way to it (not listed), else the refusal of the last one, if any.
+    async fn undecided_in_inbox(&self, run_id: Uuid) -> Result<Option<Option<ErrorCode>>, AppError> {
+        Ok(match self.store.run_decision(run_id).await.map_err(internal)? {
+            Some(decision) if decision.refused.is_none() => None,
+            Some(decision) => Some(decision.refused),
+            None => Some(None),
+        })
+    }
+
     /// The account, when its changes wait for a reviewer (it may not approve its own).
     async fn owner_under_review(&self, user_id: i64) -> Result<Option<crate::store::UserRow>, AppError> {
         let owner = self.store.user_by_id(user_id).await.map_err(internal)?;
@@ -421,11 +431,8 @@ impl ChatService {
             // The chat's card, or a card of a run the chat moved on from that no one decided yet.
             let moved_on = row.run_id != Some(view.run_id);
             let error = if moved_on {
-                match self.store.run_decision(view.run_id).await.map_err(internal)? {
-                    Some(decision) if decision.refused.is_none() => continue,
-                    Some(decision) => decision.refused,
-                    None => None,
-                }
+                let Some(refused) = self.undecided_in_inbox(view.run_id).await? else { continue };
+                refused
             } else if row.status == ConversationStatus::AwaitingApproval {
                 None
             } else {
@@ -885,12 +892,8 @@ impl ChatBackend for ChatService {
             }
             let moved_on = row.run_id != Some(view.run_id);
             let error = if moved_on {
-                match self.store.run_decision(view.run_id).await.map_err(internal)? {
-                    // On its way to the run: decided already.
-                    Some(decision) if decision.refused.is_none() => continue,
-                    Some(decision) => decision.refused,
-                    None => None,
-                }
+                let Some(refused) = self.undecided_in_inbox(view.run_id).await? else { continue };
+                refused
             } else if row.status.is_waiting() {
                 row.error
             } else {
