@@ -104,7 +104,7 @@ enum CliError {
 
 /// Runs an operator command; prints what it did, or a sentence and exit code 2 (bad use) or 1.
 pub async fn run(args: Vec<String>, env: impl Fn(&str) -> Option<String>) -> ExitCode {
-    let admin = match Admin::try_parse_from(std::iter::once("server".to_string()).chain(args)) {
+    let admin = match Admin::try_parse_from(std::iter::once("tourguide".to_string()).chain(args)) {
         Ok(admin) => admin,
         Err(error) if matches!(error.kind(), clap::error::ErrorKind::DisplayHelp) => {
             print!("{}", error.render());

@@ -174,7 +174,7 @@ impl Config {
         args: impl IntoIterator<Item = String>,
     ) -> Result<Config, ConfigError> {
         let args =
-            Args::try_parse_from(std::iter::once("server".to_string()).chain(args)).map_err(|error| {
+            Args::try_parse_from(std::iter::once("tourguide".to_string()).chain(args)).map_err(|error| {
                 match error.kind() {
                     clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                         ConfigError::Help(error.render().to_string())
