@@ -8,6 +8,7 @@
 
 mod model;
 mod process;
+mod reference;
 mod scenarios;
 mod stats;
 

@@ -375,23 +375,49 @@ pub async fn answer_load(clients: &[Client]) -> Load {
 
 pub async fn answer_throughput(report: &mut Report, client: &Client) -> Load {
     let load = answer_load(std::slice::from_ref(client)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let reference = crate::reference::answer_load(dir.path(), THROUGHPUT_ANSWERS, CONCURRENCY).await;
     report.section(
         "Answer endpoint throughput",
         &format!(
             "{THROUGHPUT_ANSWERS} conversations each waiting on a question, answered by {CONCURRENCY} concurrent \
              clients, each answer a distinct question (every one accepted, checked and recorded). The worker carries \
-             the answered runs on at the same time, on the same cores."
+             the answered runs on at the same time, on the same cores. **Limit reference**, measured in the same run: \
+             a bare axum handler on Tourguide's schema and SQLite settings that does only an answer's database work \
+             (session, conversation and pause read; one transaction with the guarded UPDATE, the line and the job), \
+             no checks, no worker (`bench/src/reference.rs`)."
         ),
     );
+    let ratio = |ours: f64, reference: f64| format!("{:.0} %", 100.0 * ours / reference);
+    let rate = |load: &Load| load.sample.len() as f64 / load.elapsed.as_secs_f64();
     report.table(
-        &["answers", "wall time", "throughput", "p50", "p99"],
-        &[vec![
-            load.sample.len().to_string(),
-            ms(load.elapsed),
-            load.throughput(),
-            ms(load.sample.p50()),
-            ms(load.sample.p99()),
-        ]],
+        &["server", "answers", "wall time", "throughput", "p50", "p99"],
+        &[
+            vec![
+                "Tourguide".into(),
+                load.sample.len().to_string(),
+                ms(load.elapsed),
+                load.throughput(),
+                ms(load.sample.p50()),
+                ms(load.sample.p99()),
+            ],
+            vec![
+                "limit reference".into(),
+                reference.sample.len().to_string(),
+                ms(reference.elapsed),
+                reference.throughput(),
+                ms(reference.sample.p50()),
+                ms(reference.sample.p99()),
+            ],
+            vec![
+                "Tourguide ÷ reference".into(),
+                String::new(),
+                String::new(),
+                ratio(rate(&load), rate(&reference)),
+                format!("{:.1}×", load.sample.p50().as_secs_f64() / reference.sample.p50().as_secs_f64()),
+                format!("{:.1}×", load.sample.p99().as_secs_f64() / reference.sample.p99().as_secs_f64()),
+            ],
+        ],
     );
     load
 }
@@ -448,7 +474,7 @@ pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client
             "`POST /api/poll` on a conversation whose turn is working and which has {known} messages, {CONCURRENCY} \
              concurrent clients. Fast path: the client already has every message (`after={known}`), so the server \
              checks the session, ownership, status and the message count, and reads no message. Full: `after=0`, the \
-             whole conversation as the page renders it (Markdown rendered and sanitised)."
+             whole conversation as the page renders it (each assistant line's HTML as stored when it was written)."
         ),
     );
     let row = |name: &str, load: &Load| {
@@ -522,16 +548,28 @@ fn message_text(n: usize) -> String {
 }
 
 /// Appends `count` messages (alternating question and Markdown answer) straight to the database.
+/// A line as the server writes it: an assistant line with its rendering, made once.
+fn stored_html(role: &str, content: &str) -> (Option<String>, Option<i64>) {
+    match role {
+        "assistant" => (Some(server::markdown::to_safe_html(content)), Some(server::markdown::RENDERER_VERSION)),
+        _ => (None, None),
+    }
+}
+
 async fn insert_messages(server: &ServerProcess, id: &str, count: usize) {
     let db = server.open_database().await;
     on!(&db, pool => {
         let mut tx = pool.begin().await.unwrap();
         for n in 0..count {
-            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES ($1, $2, $3, $4)")
+            let (role, content) = (if n.is_multiple_of(2) { "user" } else { "assistant" }, message_text(n));
+            let (html, version) = stored_html(role, &content);
+            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
                 .bind(id)
-                .bind(if n.is_multiple_of(2) { "user" } else { "assistant" })
-                .bind(message_text(n))
+                .bind(role)
+                .bind(&content)
                 .bind(1_700_000_000 + n as i64)
+                .bind(html)
+                .bind(version)
                 .execute(&mut *tx)
                 .await
                 .unwrap();
@@ -561,7 +599,7 @@ pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProc
         "Server-side rendering of a 200-message conversation",
         &format!(
             "`GET /c/{{id}}` of a conversation with {LONG_CONVERSATION} messages (half of them Markdown with lists, code \
-             and quotes, rendered and sanitised on every request), {SSR_ROUNDS} requests one after another, full page \
+             and quotes, rendered and sanitised once when written, as the server does), {SSR_ROUNDS} requests one after another, full page \
              with the conversation list; time to the last byte."
         ),
     );
@@ -680,11 +718,14 @@ async fn add_conversations(db: &Db, user: i64, from: usize, to: usize) {
             for (role, content) in
                 [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")]
             {
-                sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at) VALUES ($1, $2, $3, $4)")
+                let (html, version) = stored_html(role, content);
+                sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
                     .bind(&id)
                     .bind(role)
                     .bind(content)
                     .bind(at)
+                    .bind(html)
+                    .bind(version)
                     .execute(&mut *tx)
                     .await
                     .unwrap();

@@ -610,7 +610,7 @@ impl ChatService {
             process_run: self.skills.is_process_run(&row),
             messages: messages
                 .into_iter()
-                .map(|message| MessageView {
+                .map(|mut message| MessageView {
                     editable: message.role == MessageRole::User
                         && message.notice.is_none()
                         && status != ConversationStatus::Processing,
@@ -623,8 +623,11 @@ impl ChatService {
                         MessageRole::Assistant => app::model::MessageRole::Assistant,
                     },
                     // The reader's own messages are never interpreted.
-                    html: (message.role == MessageRole::Assistant)
-                        .then(|| crate::markdown::to_safe_html(&message.content)),
+                    // Stored when the line was written; made here only for a line written before
+                    // that, or by another renderer version.
+                    html: (message.role == MessageRole::Assistant).then(|| {
+                        message.html.take().unwrap_or_else(|| crate::markdown::to_safe_html(&message.content))
+                    }),
                     stopped: message.notice == Some(Notice::Stopped),
                     note: match message.notice {
                         Some(Notice::DecidedElsewhere) => Some(lang.t(Text::NoteDecidedElsewhere).to_string()),

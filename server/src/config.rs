@@ -174,15 +174,15 @@ impl Config {
         args: impl IntoIterator<Item = String>,
     ) -> Result<Config, ConfigError> {
         let args =
-            Args::try_parse_from(std::iter::once("tourguide".to_string()).chain(args)).map_err(|error| {
-                match error.kind() {
-                    clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                        ConfigError::Help(error.render().to_string())
-                    }
-                    _ => {
-                        let rendered = error.render().to_string();
-                        ConfigError::Usage(rendered.trim_start_matches("error: ").trim_end().to_string())
-                    }
+            Args::try_parse_from(std::iter::once("tourguide".to_string()).chain(args)).map_err(|error| match error
+                .kind()
+            {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ConfigError::Help(error.render().to_string())
+                }
+                _ => {
+                    let rendered = error.render().to_string();
+                    ConfigError::Usage(rendered.trim_start_matches("error: ").trim_end().to_string())
                 }
             })?;
 

@@ -322,6 +322,9 @@ pub struct Message {
     pub role: MessageRole,
     pub content: String,
     pub notice: Option<Notice>,
+    /// The assistant line's safe HTML as stored when it was written, if the renderer that made it
+    /// is this build's.
+    pub html: Option<String>,
 }
 
 #[cfg(test)]

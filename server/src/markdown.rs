@@ -4,6 +4,11 @@
 
 use pulldown_cmark::{html, Options, Parser};
 
+/// The version of [`to_safe_html`]'s output. Lines store their rendering with it; bump it when
+/// the output changes (the options, the sanitiser's rules), and stored renderings of another
+/// version are made again when read.
+pub const RENDERER_VERSION: i64 = 1;
+
 pub fn to_safe_html(markdown: &str) -> String {
     let parser = Parser::new_ext(markdown, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH);
     let mut rendered = String::new();

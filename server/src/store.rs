@@ -11,6 +11,7 @@ use uuid::Uuid;
 use crate::conversation::{
     Conversation, ConversationStatus, ErrorCode, Message, MessageRole, Notice, PendingDecision, Recorded, Reply,
 };
+use crate::markdown::{to_safe_html, RENDERER_VERSION};
 
 /// The migrations of the chat's tables: users, sessions, conversations, messages, jobs.
 pub fn migrations() -> Migrations {
@@ -198,6 +199,8 @@ struct MessageRow {
     role: String,
     content: String,
     notice: Option<String>,
+    html: Option<String>,
+    html_version: Option<i64>,
 }
 
 impl TryFrom<MessageRow> for Message {
@@ -212,7 +215,8 @@ impl TryFrom<MessageRow> for Message {
                 Some(Notice::parse(notice).ok_or_else(|| StoreError::Corrupt(format!("message notice {notice:?}")))?)
             }
         };
-        Ok(Message { id: row.id, role, content: row.content, notice })
+        let html = row.html.filter(|_| row.html_version == Some(RENDERER_VERSION));
+        Ok(Message { id: row.id, role, content: row.content, notice, html })
     }
 }
 
@@ -245,6 +249,7 @@ enum Arg<'a> {
     Text(&'a str),
     MaybeText(Option<&'a str>),
     Int(i64),
+    MaybeInt(Option<i64>),
     Bool(bool),
 }
 
@@ -257,6 +262,7 @@ macro_rules! bind_args {
                 Arg::Text(value) => query.bind(value),
                 Arg::MaybeText(value) => query.bind(value),
                 Arg::Int(value) => query.bind(value),
+                Arg::MaybeInt(value) => query.bind(value),
                 Arg::Bool(value) => query.bind(value),
             };
         }
@@ -290,11 +296,27 @@ enum Then<'a> {
     DropDraft,
 }
 
+impl Then<'_> {
+    /// The safe HTML of an assistant line this step writes, made once at write time.
+    fn rendered(&self) -> Option<String> {
+        match self {
+            Then::Message { role: MessageRole::Assistant, content, .. } => Some(to_safe_html(content)),
+            _ => None,
+        }
+    }
+}
+
 /// The PostgreSQL form of a guarded write: the UPDATE as a CTE that returns the row it claimed,
 /// each following write reading its conversation from it (so none happens unless the UPDATE hit),
 /// and the count of claimed rows as the answer. Returns the statement and the values to bind
 /// after the UPDATE's own `arg_count`.
-fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: i64) -> (String, Vec<Arg<'a>>) {
+fn guarded_statement<'a>(
+    update: &str,
+    arg_count: usize,
+    then: &[Then<'a>],
+    rendered: &'a [Option<String>],
+    at: i64,
+) -> (String, Vec<Arg<'a>>) {
     let mut sql = format!("WITH claimed AS ({update} RETURNING id)");
     let mut extra = Vec::new();
     for (index, step) in then.iter().enumerate() {
@@ -302,18 +324,23 @@ fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: 
         match *step {
             Then::Message { role, content, notice } => {
                 sql.push_str(&format!(
-                    ", w{index} AS (INSERT INTO messages (conversation_id, role, content, notice, created_at)
-                      SELECT id, ${}, ${}, ${}, ${} FROM claimed RETURNING id)",
+                    ", w{index} AS (INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
+                      SELECT id, ${}, ${}, ${}, ${}, ${}, ${} FROM claimed RETURNING id)",
                     first,
                     first + 1,
                     first + 2,
-                    first + 3
+                    first + 3,
+                    first + 4,
+                    first + 5
                 ));
+                let html = rendered[index].as_deref();
                 extra.extend([
                     Arg::Text(role.as_str()),
                     Arg::Text(content),
                     Arg::MaybeText(notice.map(Notice::as_str)),
                     Arg::Int(at),
+                    Arg::MaybeText(html),
+                    Arg::MaybeInt(html.map(|_| RENDERER_VERSION)),
                 ]);
             }
             Then::Job => {
@@ -350,7 +377,8 @@ fn guarded_statement<'a>(update: &str, arg_count: usize, then: &[Then<'a>], at: 
             }
             Then::Rewrite { message_id, content } => {
                 sql.push_str(&format!(
-                    ", w{index} AS (UPDATE messages SET content = ${} WHERE id = ${} AND conversation_id IN (SELECT id FROM claimed))",
+                    ", w{index} AS (UPDATE messages SET content = ${}, html = NULL, html_version = NULL
+                      WHERE id = ${} AND conversation_id IN (SELECT id FROM claimed))",
                     first,
                     first + 1
                 ));
@@ -394,6 +422,9 @@ impl Store {
         then: &[Then<'_>],
     ) -> Result<bool, StoreError> {
         let at = now();
+        // An assistant line's HTML is made here, once, before the transaction: every reader then
+        // gets it as stored.
+        let rendered: Vec<Option<String>> = then.iter().map(Then::rendered).collect();
         match &self.db {
             Db::Sqlite(pool) => {
                 let mut tx = pool.begin().await?;
@@ -401,18 +432,21 @@ impl Store {
                     tx.rollback().await?;
                     return Ok(false);
                 }
-                for step in then {
+                for (index, step) in then.iter().enumerate() {
                     match *step {
                         Then::Message { role, content, notice } => {
+                            let html = rendered[index].as_deref();
                             sqlx::query(
-                                "INSERT INTO messages (conversation_id, role, content, notice, created_at)
-                                 VALUES ($1, $2, $3, $4, $5)",
+                                "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
+                                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
                             )
                             .bind(conversation_id)
                             .bind(role.as_str())
                             .bind(content)
                             .bind(notice.map(Notice::as_str))
                             .bind(at)
+                            .bind(html)
+                            .bind(html.map(|_| RENDERER_VERSION))
                             .execute(&mut *tx)
                             .await?;
                         }
@@ -458,12 +492,15 @@ impl Store {
                                 .await?;
                         }
                         Then::Rewrite { message_id, content } => {
-                            sqlx::query("UPDATE messages SET content = $1 WHERE id = $2 AND conversation_id = $3")
-                                .bind(content)
-                                .bind(message_id)
-                                .bind(conversation_id)
-                                .execute(&mut *tx)
-                                .await?;
+                            sqlx::query(
+                                "UPDATE messages SET content = $1, html = NULL, html_version = NULL
+                                 WHERE id = $2 AND conversation_id = $3",
+                            )
+                            .bind(content)
+                            .bind(message_id)
+                            .bind(conversation_id)
+                            .execute(&mut *tx)
+                            .await?;
                         }
                         Then::AttachPending => {
                             sqlx::query(
@@ -480,7 +517,7 @@ impl Store {
                 Ok(true)
             }
             Db::Postgres(pool) => {
-                let (sql, extra) = guarded_statement(update, args.len(), then, at);
+                let (sql, extra) = guarded_statement(update, args.len(), then, &rendered, at);
                 let all: Vec<Arg<'_>> = args.iter().copied().chain(extra).collect();
                 let claimed: i64 =
                     bind_args!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &all).fetch_one(pool).await?;
@@ -568,7 +605,7 @@ impl Store {
             let row: Option<ConversationRow> =
                 sqlx::query_as(select_conversations!("WHERE id = $1")).bind(id).fetch_optional(&mut *tx).await?;
             let messages: Vec<MessageRow> =
-                sqlx::query_as("SELECT id, role, content, notice FROM messages WHERE conversation_id = $1 ORDER BY id")
+                sqlx::query_as("SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id")
                     .bind(id)
                     .fetch_all(&mut *tx)
                     .await?;
@@ -607,7 +644,7 @@ impl Store {
 
     pub async fn messages(&self, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
         let rows: Vec<MessageRow> = on!(&self.db, pool => sqlx::query_as(
-            "SELECT id, role, content, notice FROM messages WHERE conversation_id = $1 ORDER BY id",
+            "SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id",
         )
         .bind(conversation_id)
         .fetch_all(pool)
@@ -995,7 +1032,7 @@ impl Store {
     /// the conversation's last line.
     pub async fn complete_stopped_reply(&self, conversation_id: &str, content: &str) -> Result<bool, StoreError> {
         self.update_one(
-            "UPDATE messages SET content = $1
+            "UPDATE messages SET content = $1, html = NULL, html_version = NULL
              WHERE id = (SELECT id FROM messages WHERE conversation_id = $2 ORDER BY id DESC LIMIT 1)
                AND notice = 'stopped' AND length(content) < length($1)",
             &[Arg::Text(content), Arg::Text(conversation_id)],

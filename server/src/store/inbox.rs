@@ -217,14 +217,18 @@ impl Store {
         content: &str,
         notice: Notice,
     ) -> Result<(), StoreError> {
+        let html = (role == MessageRole::Assistant).then(|| crate::markdown::to_safe_html(content));
         on!(&self.db, pool => sqlx::query(
-            "INSERT INTO messages (conversation_id, role, content, notice, created_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(conversation_id)
         .bind(role.as_str())
         .bind(content)
         .bind(notice.as_str())
         .bind(now())
+        .bind(html.as_deref())
+        .bind(html.as_ref().map(|_| crate::markdown::RENDERER_VERSION))
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;

@@ -195,3 +195,44 @@ async fn the_list_shows_the_latest_conversations_up_to_its_bound() {
     assert_eq!(status, 200);
     server.stop().await;
 }
+
+/// The assistant line's stored rendering and its renderer version.
+async fn stored_rendering(server: &TestServer) -> (Option<String>, Option<i64>) {
+    db::on!(server.store().db(), pool => sqlx::query_as(
+        "SELECT html, html_version FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1"
+    )
+    .fetch_one(pool)
+    .await)
+    .unwrap()
+}
+
+async fn last_html(client: &crate::harness::Client, id: &str) -> String {
+    let conversation = client.settled_conversation(id).await;
+    conversation["messages"].as_array().unwrap().last().unwrap()["html"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn an_assistant_line_is_rendered_once_when_written_and_read_as_stored() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "Hello *there*")]).await;
+    assert_eq!(status, 200);
+    let conversation = client.settled_conversation(&id).await;
+    let reply = conversation["messages"][1]["content"].as_str().unwrap().to_string();
+    let rendered = server::markdown::to_safe_html(&reply);
+    assert!(!rendered.is_empty());
+
+    // Written with the line, by this renderer, and what the reader gets.
+    assert_eq!(stored_rendering(&server).await, (Some(rendered.clone()), Some(server::markdown::RENDERER_VERSION)));
+    assert_eq!(last_html(&client, &id).await, rendered);
+
+    // Read as stored, not made again per read: a stored rendering is what the page shows.
+    server.exec("UPDATE messages SET html = '<p>as stored</p>' WHERE role = 'assistant'").await;
+    assert_eq!(last_html(&client, &id).await, "<p>as stored</p>");
+
+    // Another renderer's rendering is not trusted: made again from the text.
+    server.exec("UPDATE messages SET html_version = 0 WHERE role = 'assistant'").await;
+    assert_eq!(last_html(&client, &id).await, rendered);
+    server.stop().await;
+}
