@@ -78,13 +78,7 @@ impl ServerProcess {
 
     /// Resident set size of the server process, from the kernel's own account.
     pub fn rss_kib(&self) -> u64 {
-        let pid = self.child.id().expect("running");
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmRSS:"))
-            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc/PID/status")
+        rss_kib_of(self.child.id().expect("running"))
     }
 
     /// CPU time the server process has used so far (user + system), from `/proc/PID/stat`.
@@ -96,6 +90,48 @@ impl ServerProcess {
         let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
         // USER_HZ is 100 on Linux.
         Duration::from_millis(ticks * 10)
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+fn rss_kib_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
+/// The SSE fan-out reference (`crate::sse_reference`) as a process of its own: this binary again.
+pub struct SseReferenceProcess {
+    child: Child,
+    pub base: String,
+}
+
+impl SseReferenceProcess {
+    pub async fn start() -> SseReferenceProcess {
+        let mut child = Command::new(std::env::current_exe().expect("the bench binary's path"))
+            .arg(crate::sse_reference::FLAG)
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the SSE reference starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let base = loop {
+            let line = lines.next_line().await.unwrap().expect("the SSE reference exited before it was up");
+            if let Some(address) = line.strip_prefix("listens on ") {
+                break address.trim().to_string();
+            }
+        };
+        SseReferenceProcess { child, base }
+    }
+
+    pub fn rss_kib(&self) -> u64 {
+        rss_kib_of(self.child.id().expect("running"))
     }
 
     pub async fn stop(mut self) {

@@ -1,20 +1,28 @@
-//! The limit reference for answers: the least a server on this machine can do for one. A bare
-//! axum handler on Tourguide's own schema (its migrations), in a SQLite file opened with the same
-//! settings (`db::Db::open`), does the database work of an answer and nothing else: the session
-//! check, the conversation and the run's pause read, then one transaction with the conversation's
-//! guarded UPDATE, the answer's line and the job. No digest or schema check, no view, no worker.
-//! Tourguide's figure beside it says how far from the machine's limit the product runs.
+//! The limit references: the least a server on this machine can do for an answer, a poll and a
+//! page. Bare axum handlers on Tourguide's own schema (its migrations), in a SQLite file opened
+//! with the same settings (`db::Db::open`), do the database work of each request and nothing else:
 //!
-//! It runs on a runtime of its own with two worker threads, like the server binary, in this
+//! - answer: the session check, the conversation and the run's pause read, then one transaction
+//!   with the conversation's guarded UPDATE, the answer's line and the job. No digest or schema
+//!   check, no view, no worker.
+//! - fast poll: the session, the conversation row, its message count; a fixed JSON answer.
+//! - full poll: the session, then the conversation row and its messages in one read transaction,
+//!   serialised to JSON as they are (the stored HTML included).
+//! - page: the session, the latest 100 conversations' titles and one conversation's messages,
+//!   written into an HTML page with `format!` (the stored HTML as is, user lines escaped).
+//!
+//! Tourguide's figure beside each says how far from the machine's limit the product runs. The
+//! server runs on a runtime of its own with two worker threads, like the server binary, in this
 //! process: the load generator shares the cores with it as it does with the server.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
-use axum::routing::post;
-use axum::{Form, Router};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
 use db::{on, Db, Location};
 use serde::Deserialize;
 
@@ -32,21 +40,29 @@ struct AnswerForm {
     choice: String,
 }
 
-async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<AnswerForm>) -> StatusCode {
-    let token = headers
+fn session_token(headers: &HeaderMap) -> String {
+    headers
         .get(header::COOKIE)
         .and_then(|value| value.to_str().ok())
         .and_then(|cookies| cookies.split(';').find_map(|pair| pair.trim().strip_prefix("session=")))
         .unwrap_or_default()
-        .to_string();
+        .to_string()
+}
+
+/// The signed-in user, as every handler starts.
+async fn session_user(db: &Db, headers: &HeaderMap) -> Result<Option<i64>, sqlx::Error> {
+    let token = session_token(headers);
+    on!(db, pool => sqlx::query_scalar("SELECT user_id FROM sessions WHERE token_hash = $1 AND expires_at > $2")
+        .bind(&token)
+        .bind(db::now())
+        .fetch_optional(pool)
+        .await)
+}
+
+async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<AnswerForm>) -> StatusCode {
     let now = db::now();
     let result: Result<StatusCode, sqlx::Error> = on!(&db, pool => async {
-        let user: Option<i64> = sqlx::query_scalar("SELECT user_id FROM sessions WHERE token_hash = $1 AND expires_at > $2")
-            .bind(&token)
-            .bind(now)
-            .fetch_optional(pool)
-            .await?;
-        let Some(user) = user else { return Ok(StatusCode::UNAUTHORIZED) };
+        let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED) };
         let run: Option<Option<String>> =
             sqlx::query_scalar("SELECT run_id FROM conversations WHERE id = $1 AND user_id = $2 AND status = 'awaiting_input'")
                 .bind(&form.conversation_id)
@@ -100,6 +116,117 @@ async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<Answe
     result.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
+#[derive(Deserialize)]
+struct PollQuery {
+    id: String,
+    after: i64,
+}
+
+#[derive(sqlx::FromRow, serde::Serialize)]
+struct MessageRow {
+    id: i64,
+    role: String,
+    content: String,
+    notice: Option<String>,
+    html: Option<String>,
+}
+
+const SELECT_MESSAGES: &str =
+    "SELECT id, role, content, notice, html FROM messages WHERE conversation_id = $1 ORDER BY id";
+
+async fn poll(State(db): State<Db>, headers: HeaderMap, Query(query): Query<PollQuery>) -> Response {
+    let result: Result<Response, sqlx::Error> = on!(&db, pool => async {
+        let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED.into_response()) };
+        let status: Option<String> = sqlx::query_scalar("SELECT status FROM conversations WHERE id = $1 AND user_id = $2")
+            .bind(&query.id)
+            .bind(user)
+            .fetch_optional(pool)
+            .await?;
+        let Some(status) = status else { return Ok(StatusCode::NOT_FOUND.into_response()) };
+        if query.after > 0 {
+            let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = $1")
+                .bind(&query.id)
+                .fetch_one(pool)
+                .await?;
+            if total == query.after {
+                return Ok(Json(serde_json::json!({"status": status, "total": total, "conversation": null})).into_response());
+            }
+        }
+        let mut tx = pool.begin().await?;
+        let title: String = sqlx::query_scalar("SELECT title FROM conversations WHERE id = $1")
+            .bind(&query.id)
+            .fetch_one(&mut *tx)
+            .await?;
+        let messages: Vec<MessageRow> = sqlx::query_as(SELECT_MESSAGES).bind(&query.id).fetch_all(&mut *tx).await?;
+        tx.commit().await?;
+        let total = messages.len();
+        let conversation = serde_json::json!({"id": query.id, "title": title, "status": status, "messages": messages});
+        Ok(Json(serde_json::json!({"status": status, "total": total, "conversation": conversation})).into_response())
+    }
+    .await);
+    result.unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+async fn page(State(db): State<Db>, headers: HeaderMap, Query(query): Query<PollQuery>) -> Response {
+    let result: Result<Response, sqlx::Error> = on!(&db, pool => async {
+        let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED.into_response()) };
+        let titles: Vec<(String, String)> =
+            sqlx::query_as("SELECT id, title FROM conversations WHERE user_id = $1 ORDER BY updated_at DESC, id DESC LIMIT 100")
+                .bind(user)
+                .fetch_all(pool)
+                .await?;
+        let messages: Vec<MessageRow> = sqlx::query_as(SELECT_MESSAGES).bind(&query.id).fetch_all(pool).await?;
+        let mut html = String::from("<!DOCTYPE html><html><head><title>Reference</title></head><body><nav><ul>");
+        for (id, title) in &titles {
+            html.push_str(&format!("<li><a href=\"/c/{id}\">{}</a></li>", escaped(title)));
+        }
+        html.push_str("</ul></nav><main>");
+        for message in &messages {
+            let body = message.html.clone().unwrap_or_else(|| format!("<p>{}</p>", escaped(&message.content)));
+            html.push_str(&format!("<article class=\"message {}\" id=\"m{}\">{body}</article>", message.role, message.id));
+        }
+        html.push_str("</main></body></html>");
+        Ok(Html(html).into_response())
+    }
+    .await);
+    result.unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// A conversation of user 1 with `count` messages as the Tourguide scenarios make them.
+async fn seed_conversation(db: &Db, id: &str, status: &str, count: usize) {
+    on!(db, pool => async {
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("INSERT INTO conversations (id, user_id, title, status, created_at, updated_at) VALUES ($1, 1, $2, $3, 0, $4)")
+            .bind(id)
+            .bind(format!("Conversation {id}"))
+            .bind(status)
+            .bind(db::now())
+            .execute(&mut *tx)
+            .await
+            .unwrap();
+        for n in 0..count {
+            let (role, content) = (if n.is_multiple_of(2) { "user" } else { "assistant" }, crate::scenarios::message_text(n));
+            let (html, version) = crate::scenarios::stored_html(role, &content);
+            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
+                .bind(id)
+                .bind(role)
+                .bind(&content)
+                .bind(1_700_000_000 + n as i64)
+                .bind(html)
+                .bind(version)
+                .execute(&mut *tx)
+                .await
+                .unwrap();
+        }
+        tx.commit().await.unwrap();
+    }
+    .await);
+}
+
 /// `count` conversations of one user, each waiting on a question of its own run.
 async fn seed(db: &Db, count: usize) {
     let now = db::now();
@@ -144,46 +271,102 @@ async fn seed(db: &Db, count: usize) {
     .await);
 }
 
-/// Starts the reference server on a database in `dir` with `count` waiting conversations, and
-/// answers each once with `concurrency` clients, as the Tourguide load does.
-pub async fn answer_load(dir: &Path, count: usize, concurrency: usize) -> Load {
-    let location = Location::Sqlite(dir.join("reference.db"));
-    let (ready, address) = tokio::sync::oneshot::channel();
-    std::thread::spawn(move || {
-        let executor = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        executor.block_on(async move {
-            let db = Db::open(&location).await.expect("the reference database opens");
-            for migrations in [server::store::migrations(), runtime::migrations()] {
-                db.migrate(&migrations).await.expect("the reference schema");
-            }
-            seed(&db, count).await;
-            let app = Router::new().route("/answer", post(answer)).with_state(db);
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let _ = ready.send(listener.local_addr().unwrap());
-            axum::serve(listener, app).await.unwrap();
+/// The reference server, running on its own threads until the process ends.
+pub struct Reference {
+    base: String,
+    http: reqwest::Client,
+}
+
+/// The conversation the poll references read, and the one the page reference shows.
+const POLLED: &str = "polled";
+const LONG: &str = "long";
+
+impl Reference {
+    /// Starts the reference server on a database in `dir` with `answers` waiting conversations, a
+    /// working one with `polled` messages and an idle one with `long` messages.
+    pub async fn start(dir: &Path, answers: usize, polled: usize, long: usize) -> Reference {
+        let location = Location::Sqlite(dir.join("reference.db"));
+        let (ready, address) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let executor = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            executor.block_on(async move {
+                let db = Db::open(&location).await.expect("the reference database opens");
+                for migrations in [server::store::migrations(), runtime::migrations()] {
+                    db.migrate(&migrations).await.expect("the reference schema");
+                }
+                seed(&db, answers).await;
+                seed_conversation(&db, POLLED, "processing", polled).await;
+                seed_conversation(&db, LONG, "idle", long).await;
+                let app = Router::new()
+                    .route("/answer", post(answer))
+                    .route("/poll", get(poll))
+                    .route("/page", get(page))
+                    .with_state(db);
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let _ = ready.send(listener.local_addr().unwrap());
+                axum::serve(listener, app).await.unwrap();
+            });
         });
-    });
-    let url = format!("http://{}/answer", address.await.expect("the reference server starts"));
-    let http = reqwest::Client::new();
-    let (http, url) = (Arc::new(http), Arc::new(url));
-    let (sample, elapsed) = bounded(count, concurrency, move |n| {
-        let (http, url) = (http.clone(), url.clone());
-        async move {
-            let form = [
-                ("conversation_id", format!("conversation-{n}")),
-                ("digest", "0".repeat(64)),
-                ("choice", format!("\"Option {n}\"")),
-            ];
-            let response = http
-                .post(url.as_str())
-                .header(header::COOKIE, format!("session={SESSION}"))
-                .form(&form)
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(response.status(), 200, "the reference refused answer {n}");
+        let base = format!("http://{}", address.await.expect("the reference server starts"));
+        Reference { base, http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap() }
+    }
+
+    /// Each of the `count` waiting conversations answered once, `concurrency` at a time.
+    pub async fn answer_load(&self, count: usize, concurrency: usize) -> Load {
+        let (http, url) = (self.http.clone(), Arc::new(format!("{}/answer", self.base)));
+        let (sample, elapsed) = bounded(count, concurrency, move |n| {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let form = [
+                    ("conversation_id", format!("conversation-{n}")),
+                    ("digest", "0".repeat(64)),
+                    ("choice", format!("\"Option {n}\"")),
+                ];
+                let response = http
+                    .post(url.as_str())
+                    .header(header::COOKIE, format!("session={SESSION}"))
+                    .form(&form)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), 200, "the reference refused answer {n}");
+            }
+        })
+        .await;
+        Load { sample, elapsed }
+    }
+
+    /// `total` polls of the working conversation, `concurrency` at a time; `after` as the
+    /// Tourguide poll load sends it (the count the client has, or 0 for everything).
+    pub async fn poll_load(&self, after: usize, total: usize, concurrency: usize) -> Load {
+        let (http, url) = (self.http.clone(), Arc::new(format!("{}/poll?id={POLLED}&after={after}", self.base)));
+        let (sample, elapsed) = bounded(total, concurrency, move |_| {
+            let (http, url) = (http.clone(), url.clone());
+            async move {
+                let response =
+                    http.get(url.as_str()).header(header::COOKIE, format!("session={SESSION}")).send().await.unwrap();
+                assert_eq!(response.status(), 200);
+                let body: serde_json::Value = response.json().await.unwrap();
+                assert_eq!(body["conversation"].is_null(), after != 0, "{body}");
+            }
+        })
+        .await;
+        Load { sample, elapsed }
+    }
+
+    /// `rounds` requests of the long conversation's page, one after another.
+    pub async fn page_load(&self, rounds: usize) -> crate::stats::Sample {
+        let url = format!("{}/page?id={LONG}&after=0", self.base);
+        let mut durations = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            let started = std::time::Instant::now();
+            let response =
+                self.http.get(&url).header(header::COOKIE, format!("session={SESSION}")).send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            let html = response.text().await.unwrap();
+            durations.push(started.elapsed());
+            assert!(html.contains("<article"), "the reference page carries the conversation");
         }
-    })
-    .await;
-    Load { sample, elapsed }
+        crate::stats::Sample::new(durations)
+    }
 }

@@ -10,16 +10,26 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 
 use crate::model::{option_of, Model};
-use crate::process::{Client, Role, ServerProcess};
+use crate::process::{Client, Role, ServerProcess, SseReferenceProcess};
+use crate::reference::Reference;
 use crate::stats::{bounded, ms, per_second, Sample};
+use crate::summary::{self, Better, Committed, Figure};
 
 pub struct Report {
     body: String,
+    figures: Vec<Figure>,
+    commit: String,
+    date: String,
 }
 
 impl Report {
     pub fn new() -> Report {
-        Report { body: String::new() }
+        Report { body: String::new(), figures: Vec::new(), commit: String::new(), date: String::new() }
+    }
+
+    /// A headline figure for the summary table (and `figures.json`).
+    pub fn figure(&mut self, figure: Figure) {
+        self.figures.push(figure);
     }
 
     pub fn line(&mut self, text: &str) {
@@ -54,16 +64,26 @@ impl Report {
                 .unwrap_or_default()
         };
         let now = time::OffsetDateTime::now_utc();
+        self.date = now
+            .format(time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC"))
+            .unwrap_or_default();
+        self.commit = command("git", &["rev-parse", "--short", "HEAD"]);
+        // The report and figures files are what this run rewrites; anything else changed means
+        // the figures are not the commit's.
+        let changed = command("git", &["status", "--porcelain", "--untracked-files=no"]);
+        if changed.lines().any(|line| !line.ends_with("bench/RESULTS.md") && !line.ends_with("bench/figures.json")) {
+            self.commit.push_str(" with uncommitted changes");
+        }
         self.section(
             "Machine",
             &format!(
                 "- Date: {}\n- CPU: {} ({} logical cores available)\n- Memory: {memory}\n- Kernel: {}\n- Rust: {}\n- Commit: {}\n- Build: release server binary, release (`wasm-release`) frontend",
-                now.format(time::macros::format_description!("[year]-[month]-[day] [hour]:[minute] UTC")).unwrap_or_default(),
+                self.date,
                 cpu.unwrap_or("?"),
                 std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
                 command("uname", &["-sr"]),
                 command("rustc", &["--version"]),
-                command("git", &["rev-parse", "--short", "HEAD"]),
+                self.commit,
             ),
         );
     }
@@ -79,15 +99,29 @@ impl Report {
                 vec!["tourguide.<hash>.js".into(), kib(js.len()), kib(brotli_len(&js))],
             ],
         );
+        self.figure(
+            Figure::new(
+                "wasm_brotli_kib",
+                "WASM bundle, brotli",
+                brotli_len(&wasm) as f64 / 1024.0,
+                "KiB",
+                Better::Lower,
+            )
+            .target(250.0),
+        );
     }
 
-    pub fn finish(self) -> String {
-        format!(
+    /// The report (the summary first), the figures for `figures.json`, and the regressions
+    /// against `committed`.
+    pub fn finish(self, committed: &Committed) -> (String, String, Vec<String>) {
+        let (summary, regressions) = summary::render(&self.figures, committed);
+        let report = format!(
             "# Benchmark results\n\nWritten by `scripts/bench` (the `bench` crate) from one real run; nothing here is typed by hand. \
              Server and load generator share the machine's cores over loopback, so throughput figures are a floor for a \
-             dedicated server. The model is a loopback stand-in that answers at once, so model time is not in any figure.\n{}",
+             dedicated server. The model is a loopback stand-in that answers at once, so model time is not in any figure.\n{summary}{}",
             self.body
-        )
+        );
+        (report, summary::to_json(&self.figures, &self.commit, &self.date), regressions)
     }
 }
 
@@ -117,11 +151,39 @@ fn mib(kib: u64) -> String {
 
 const STREAMS: usize = 1_000;
 
-pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProcess, client: &Client) {
+/// What opening `STREAMS` event streams on one server did to it.
+struct Streams {
+    idle: u64,
+    with_streams: u64,
+    after_close: u64,
+    opened_in: Duration,
+    fan_out: Sample,
+}
+
+impl Streams {
+    fn per_stream_kib(&self) -> f64 {
+        self.with_streams.saturating_sub(self.idle) as f64 / STREAMS as f64
+    }
+
+    /// The share of what the open streams took that the process still holds a second after they
+    /// closed.
+    fn kept_after_close(&self) -> f64 {
+        let took = self.with_streams.saturating_sub(self.idle).max(1) as f64;
+        100.0 * self.after_close.saturating_sub(self.idle) as f64 / took
+    }
+}
+
+/// Opens `STREAMS` streams of `url` (each counted once it has its `ready` event), calls `trigger`
+/// and waits until every stream heard `changed`, then closes them; `rss` reads the server's memory
+/// at rest, with the streams open and a second after they closed.
+async fn open_streams(
+    http: &reqwest::Client,
+    url: &str,
+    trigger: impl AsyncFnOnce(),
+    rss: impl Fn() -> u64,
+) -> Streams {
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let idle = server.rss_kib();
-    let id = client.create_conversation().await;
-    let url = format!("{}/events/conversations/{id}", client.base);
+    let idle = rss();
     let ready = Arc::new(AtomicUsize::new(0));
     let armed = Arc::new(AtomicBool::new(false));
     let (seen, mut first_changes) = mpsc::unbounded_channel::<Instant>();
@@ -129,7 +191,7 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
     let mut streams = Vec::with_capacity(STREAMS);
     for _ in 0..STREAMS {
         let (http, url, ready, armed, seen) =
-            (client.http.clone(), url.clone(), ready.clone(), armed.clone(), seen.clone());
+            (http.clone(), url.to_string(), ready.clone(), armed.clone(), seen.clone());
         streams.push(tokio::spawn(async move {
             let response = http.get(&url).send().await.expect("the stream opens");
             assert_eq!(response.status(), 200, "event stream refused");
@@ -153,11 +215,11 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
     }
     let opened_in = opening.elapsed();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let with_streams = server.rss_kib();
+    let with_streams = rss();
 
     armed.store(true, Ordering::SeqCst);
     let sent = Instant::now();
-    client.send(&id, "hello, all of you").await;
+    trigger().await;
     let mut arrivals = Vec::with_capacity(STREAMS);
     while arrivals.len() < STREAMS {
         let at = tokio::time::timeout(Duration::from_secs(30), first_changes.recv())
@@ -171,32 +233,77 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
         stream.abort();
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let after_close = server.rss_kib();
+    Streams { idle, with_streams, after_close: rss(), opened_in, fan_out }
+}
+
+pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProcess, client: &Client) {
+    let id = client.create_conversation().await;
+    let url = format!("{}/events/conversations/{id}", client.base);
+    let ours =
+        open_streams(&client.http, &url, async || client.send(&id, "hello, all of you").await, || server.rss_kib())
+            .await;
+
+    let reference = SseReferenceProcess::start().await;
+    let http = reqwest::Client::new();
+    let send = format!("{}/send", reference.base);
+    let trigger = async || assert_eq!(http.post(&send).send().await.unwrap().status(), 200);
+    let bare = open_streams(&http, &format!("{}/events", reference.base), trigger, || reference.rss_kib()).await;
+    reference.stop().await;
 
     report.section(
         "Server memory and 1,000 open event streams",
         "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing open. \
          Then 1,000 `GET /events/conversations/{id}` streams of one session on one conversation (1,000 TCP \
          connections), each counted once it received its `ready` event; then a message is sent and every stream \
-         must hear `changed`.",
+         must hear `changed`. **Limit reference**, measured in the same run: a bare axum SSE fan-out in a process of \
+         its own on the same allocator (one broadcast channel, `ready` then `changed` on `POST /send`; no session, \
+         no database; `bench/src/sse_reference.rs`), opened and triggered the same way.",
     );
+    let row = |name: &str, value: &dyn Fn(&Streams) -> String| vec![name.to_string(), value(&ours), value(&bare)];
     report.table(
-        &["measure", "value"],
+        &["measure", "Tourguide", "limit reference"],
         &[
-            vec!["RSS idle".into(), mib(idle)],
-            vec!["RSS with 1,000 open streams".into(), mib(with_streams)],
-            vec![
-                "per open stream".into(),
-                format!("{:.1} KiB", (with_streams.saturating_sub(idle)) as f64 / STREAMS as f64),
-            ],
-            vec!["RSS one second after closing them".into(), mib(after_close)],
-            vec!["time to open 1,000 streams".into(), ms(opened_in)],
-            vec!["message sent → `changed` at a stream, p50".into(), ms(fan_out.p50())],
-            vec![
-                "message sent → `changed` at a stream, p99 / last".into(),
-                format!("{} / {}", ms(fan_out.p99()), ms(fan_out.percentile(100.0))),
-            ],
+            row("RSS idle", &|s| mib(s.idle)),
+            row("RSS with 1,000 open streams", &|s| mib(s.with_streams)),
+            row("per open stream", &|s| format!("{:.1} KiB", s.per_stream_kib())),
+            row("RSS one second after closing them", &|s| mib(s.after_close)),
+            row("… share of the streams' memory still held", &|s| format!("{:.0} %", s.kept_after_close())),
+            row("time to open 1,000 streams", &|s| ms(s.opened_in)),
+            row("message sent → `changed` at a stream, p50", &|s| ms(s.fan_out.p50())),
+            row("message sent → `changed` at a stream, p99 / last", &|s| {
+                format!("{} / {}", ms(s.fan_out.p99()), ms(s.fan_out.percentile(100.0)))
+            }),
         ],
+    );
+    report.figure(
+        Figure::new("rss_per_stream_kib", "RSS per open event stream", ours.per_stream_kib(), "KiB", Better::Lower)
+            .reference(bare.per_stream_kib())
+            .target(10.0),
+    );
+    report.figure(
+        Figure::new(
+            "stream_memory_kept_pct",
+            "streams' memory still held 1 s after they closed",
+            ours.kept_after_close(),
+            "%",
+            Better::Lower,
+        )
+        .reference(bare.kept_after_close())
+        .target(10.0),
+    );
+    report.figure(
+        Figure::new("streams_open_ms", "time to open 1,000 event streams", millis(ours.opened_in), "ms", Better::Lower)
+            .reference(millis(bare.opened_in)),
+    );
+    report.figure(
+        Figure::new(
+            "changed_fan_out_p50_ms",
+            "change → `changed` at 1,000 streams, p50",
+            millis(ours.fan_out.p50()),
+            "ms",
+            Better::Lower,
+        )
+        .reference(millis(bare.fan_out.p50())),
     );
 }
 
@@ -269,6 +376,13 @@ pub async fn answer_to_continuation(report: &mut Report, client: &Client, model:
             vec!["`POST /api/answer` response".into(), ms(calls.p50()), ms(calls.p99())],
         ],
     );
+    report.figure(Figure::new(
+        "answer_to_continuation_p50_ms",
+        "answer sent → run continues, p50",
+        millis(latency.p50()),
+        "ms",
+        Better::Lower,
+    ));
 }
 
 const FIRST_TOKEN_ROUNDS: usize = 40;
@@ -329,6 +443,20 @@ pub async fn streaming(report: &mut Report, server: &ServerProcess, client: &Cli
             vec![format!("{COST_TOKENS}-token reply, send → recorded"), ms(elapsed)],
         ],
     );
+    report.figure(Figure::new(
+        "first_token_p50_ms",
+        "model's first token → page's stream, p50",
+        millis(first.p50()),
+        "ms",
+        Better::Lower,
+    ));
+    report.figure(Figure::new(
+        "cpu_per_token_us",
+        "server CPU per streamed token",
+        used.as_secs_f64() * 1e6 / COST_TOKENS as f64,
+        "µs",
+        Better::Lower,
+    ));
 }
 
 async fn read_until(events: &mut reqwest::Response, seen: &mut String, marker: &str) {
@@ -342,7 +470,7 @@ async fn read_until(events: &mut reqwest::Response, seen: &mut String, marker: &
     }
 }
 
-const THROUGHPUT_ANSWERS: usize = 1_000;
+pub(crate) const THROUGHPUT_ANSWERS: usize = 1_000;
 const CONCURRENCY: usize = 8;
 
 /// What a load loop measured: each call's latency, and the wall time of the whole loop.
@@ -373,10 +501,9 @@ pub async fn answer_load(clients: &[Client]) -> Load {
     Load { sample, elapsed }
 }
 
-pub async fn answer_throughput(report: &mut Report, client: &Client) -> Load {
+pub async fn answer_throughput(report: &mut Report, client: &Client, reference: &Reference) -> Load {
     let load = answer_load(std::slice::from_ref(client)).await;
-    let dir = tempfile::tempdir().unwrap();
-    let reference = crate::reference::answer_load(dir.path(), THROUGHPUT_ANSWERS, CONCURRENCY).await;
+    let reference = reference.answer_load(THROUGHPUT_ANSWERS, CONCURRENCY).await;
     report.section(
         "Answer endpoint throughput",
         &format!(
@@ -389,7 +516,6 @@ pub async fn answer_throughput(report: &mut Report, client: &Client) -> Load {
         ),
     );
     let ratio = |ours: f64, reference: f64| format!("{:.0} %", 100.0 * ours / reference);
-    let rate = |load: &Load| load.sample.len() as f64 / load.elapsed.as_secs_f64();
     report.table(
         &["server", "answers", "wall time", "throughput", "p50", "p99"],
         &[
@@ -419,7 +545,25 @@ pub async fn answer_throughput(report: &mut Report, client: &Client) -> Load {
             ],
         ],
     );
+    report.figure(
+        Figure::new("answers_per_s", "answers (8 clients, worker carrying on)", rate(&load), "/s", Better::Higher)
+            .reference(rate(&reference))
+            .target(3_000.0),
+    );
+    report.figure(
+        Figure::new("answers_p99_ms", "answers, p99", millis(load.sample.p99()), "ms", Better::Lower)
+            .reference(millis(reference.sample.p99()))
+            .target(20.0),
+    );
     load
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1_000.0
+}
+
+fn rate(load: &Load) -> f64 {
+    load.sample.len() as f64 / load.elapsed.as_secs_f64()
 }
 
 // --- polls --------------------------------------------------------------------------------------
@@ -453,7 +597,7 @@ async fn poll_load(clients: &[Client], id: &str, after: &str, total: usize) -> L
 }
 
 /// Messages the poll scenario puts before the working turn, so "full" has a transcript to carry.
-const POLLED_HISTORY: usize = 100;
+pub(crate) const POLLED_HISTORY: usize = 100;
 
 /// Fast and full polls of one working conversation with a history, spread over `clients`.
 pub async fn poll_loads(server: &ServerProcess, clients: &[Client]) -> (Load, Load) {
@@ -465,16 +609,27 @@ pub async fn poll_loads(server: &ServerProcess, clients: &[Client]) -> (Load, Lo
     (fast, full)
 }
 
-pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client: &Client) -> (Load, Load) {
+pub async fn poll_throughput(
+    report: &mut Report,
+    server: &ServerProcess,
+    client: &Client,
+    reference: &Reference,
+) -> (Load, Load) {
     let (fast, full) = poll_loads(server, std::slice::from_ref(client)).await;
     let known = POLLED_HISTORY + 1;
+    let bare_fast = reference.poll_load(known, FAST_POLLS, CONCURRENCY).await;
+    let bare_full = reference.poll_load(0, FULL_POLLS, CONCURRENCY).await;
     report.section(
         "Poll throughput",
         &format!(
             "`POST /api/poll` on a conversation whose turn is working and which has {known} messages, {CONCURRENCY} \
              concurrent clients. Fast path: the client already has every message (`after={known}`), so the server \
              checks the session, ownership, status and the message count, and reads no message. Full: `after=0`, the \
-             whole conversation as the page renders it (each assistant line's HTML as stored when it was written)."
+             whole conversation as the page renders it (each assistant line's HTML as stored when it was written). \
+             **Limit reference**, measured in the same run: bare handlers on the same schema and settings \
+             (`bench/src/reference.rs`); fast: the session, the conversation row and its message count; full: the \
+             session, then the conversation row and its messages in one read transaction, serialised to JSON as \
+             stored."
         ),
     );
     let row = |name: &str, load: &Load| {
@@ -486,7 +641,25 @@ pub async fn poll_throughput(report: &mut Report, server: &ServerProcess, client
             ms(load.sample.p99()),
         ]
     };
-    report.table(&["poll", "requests", "throughput", "p50", "p99"], &[row("fast path", &fast), row("full", &full)]);
+    report.table(
+        &["poll", "requests", "throughput", "p50", "p99"],
+        &[
+            row("fast path", &fast),
+            row("fast path, limit reference", &bare_fast),
+            row("full", &full),
+            row("full, limit reference", &bare_full),
+        ],
+    );
+    report.figure(
+        Figure::new("fast_poll_per_s", "fast poll", rate(&fast), "/s", Better::Higher)
+            .reference(rate(&bare_fast))
+            .target(20_000.0),
+    );
+    report.figure(
+        Figure::new("full_poll_per_s", "full poll (101 messages)", rate(&full), "/s", Better::Higher)
+            .reference(rate(&bare_full))
+            .target(5_000.0),
+    );
     (fast, full)
 }
 
@@ -525,6 +698,14 @@ pub async fn postgres_side_by_side(
         &["load", "SQLite, 1 process", "p50 / p99", "PostgreSQL, 2 web + 1 worker", "p50 / p99"],
         &[row("answers", sqlite.0, &answers), row("fast poll", sqlite.1, &fast), row("full poll", sqlite.2, &full)],
     );
+    // The reference here is SQLite's figure: the scale-out issue's goal was PostgreSQL ≥ SQLite.
+    for (key, name, sqlite, postgres) in [
+        ("pg_answers_per_s", "answers on PostgreSQL (2 web + 1 worker; reference: SQLite)", sqlite.0, &answers),
+        ("pg_fast_poll_per_s", "fast poll on PostgreSQL (reference: SQLite)", sqlite.1, &fast),
+        ("pg_full_poll_per_s", "full poll on PostgreSQL (reference: SQLite)", sqlite.2, &full),
+    ] {
+        report.figure(Figure::new(key, name, rate(postgres), "/s", Better::Higher).reference(rate(sqlite)));
+    }
     for process in [web_a, web_b, worker] {
         process.stop().await;
     }
@@ -532,10 +713,10 @@ pub async fn postgres_side_by_side(
 
 // --- server-side rendering ----------------------------------------------------------------------
 
-const LONG_CONVERSATION: usize = 200;
+pub(crate) const LONG_CONVERSATION: usize = 200;
 const SSR_ROUNDS: usize = 100;
 
-fn message_text(n: usize) -> String {
+pub(crate) fn message_text(n: usize) -> String {
     if n.is_multiple_of(2) {
         format!("Question {n}: could you look at the **opening hours** on the [contact page](/pages/3) and tell me what reads oddly?")
     } else {
@@ -549,7 +730,7 @@ fn message_text(n: usize) -> String {
 
 /// Appends `count` messages (alternating question and Markdown answer) straight to the database.
 /// A line as the server writes it: an assistant line with its rendering, made once.
-fn stored_html(role: &str, content: &str) -> (Option<String>, Option<i64>) {
+pub(crate) fn stored_html(role: &str, content: &str) -> (Option<String>, Option<i64>) {
     match role {
         "assistant" => (Some(server::markdown::to_safe_html(content)), Some(server::markdown::RENDERER_VERSION)),
         _ => (None, None),
@@ -579,7 +760,12 @@ async fn insert_messages(server: &ServerProcess, id: &str, count: usize) {
     db.close().await;
 }
 
-pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProcess, client: &Client) {
+pub async fn ssr_of_a_long_conversation(
+    report: &mut Report,
+    server: &ServerProcess,
+    client: &Client,
+    reference: &Reference,
+) {
     let id = client.create_conversation().await;
     insert_messages(server, &id, LONG_CONVERSATION).await;
     let url = format!("{}/c/{id}", client.base);
@@ -595,22 +781,40 @@ pub async fn ssr_of_a_long_conversation(report: &mut Report, server: &ServerProc
         size = html.len();
     }
     let sample = Sample::new(durations);
+    let bare = reference.page_load(SSR_ROUNDS).await;
     report.section(
         "Server-side rendering of a 200-message conversation",
         &format!(
             "`GET /c/{{id}}` of a conversation with {LONG_CONVERSATION} messages (half of them Markdown with lists, code \
              and quotes, rendered and sanitised once when written, as the server does), {SSR_ROUNDS} requests one after another, full page \
-             with the conversation list; time to the last byte."
+             with the conversation list; time to the last byte. **Limit reference**, measured in the same run: a bare \
+             handler that reads the session, the latest 100 titles and the messages, and writes them into a page \
+             with `format!` (stored HTML as is, user lines escaped; `bench/src/reference.rs`)."
         ),
     );
     report.table(
-        &["requests", "HTML size", "p50", "p99"],
-        &[vec![
-            sample.len().to_string(),
-            format!("{:.1} KiB", size as f64 / 1024.0),
-            ms(sample.p50()),
-            ms(sample.p99()),
-        ]],
+        &["server", "requests", "HTML size", "p50", "p99"],
+        &[
+            vec![
+                "Tourguide".into(),
+                sample.len().to_string(),
+                format!("{:.1} KiB", size as f64 / 1024.0),
+                ms(sample.p50()),
+                ms(sample.p99()),
+            ],
+            vec!["limit reference".into(), bare.len().to_string(), String::new(), ms(bare.p50()), ms(bare.p99())],
+        ],
+    );
+    report.figure(
+        Figure::new(
+            "ssr_200_p50_ms",
+            "page of a 200-message conversation, p50",
+            millis(sample.p50()),
+            "ms",
+            Better::Lower,
+        )
+        .reference(millis(bare.p50()))
+        .target(1.5),
     );
 }
 
@@ -684,6 +888,13 @@ pub async fn first_load(report: &mut Report, server: &ServerProcess, client: &Cl
         ),
     );
     report.table(&["response", "before", "after", "encoding after"], &rows);
+    report.figure(Figure::new(
+        "first_load_kib",
+        "first load of the chat page, transferred",
+        after_total as f64 / 1024.0,
+        "KiB",
+        Better::Lower,
+    ));
 }
 
 fn kib(bytes: usize) -> String {
@@ -760,6 +971,7 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
     let idle = conversation_id(0);
 
     let mut rows = Vec::new();
+    let mut p50s: Vec<[f64; 3]> = Vec::new();
     let mut have = 0;
     for size in SIZES {
         let adding = Instant::now();
@@ -784,6 +996,7 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
             assert_eq!(poll["total"], 2);
         })
         .await;
+        p50s.push([millis(list.p50()), millis(fast.p50()), millis(full.p50())]);
         rows.push(vec![
             format!("{size}"),
             ms(list.p50()),
@@ -817,4 +1030,19 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
         ],
         &rows,
     );
+    let (smallest, largest) = (p50s[0], p50s[p50s.len() - 1]);
+    let names = ["list", "fast poll", "full poll"];
+    let keys = ["growth_list_ratio", "growth_fast_poll_ratio", "growth_full_poll_ratio"];
+    for (index, (key, name)) in keys.into_iter().zip(names).enumerate() {
+        report.figure(
+            Figure::new(
+                key,
+                format!("{name} p50 at {} conversations ÷ at {}", SIZES[SIZES.len() - 1], SIZES[0]),
+                largest[index] / smallest[index],
+                "×",
+                Better::Lower,
+            )
+            .target(1.2),
+        );
+    }
 }

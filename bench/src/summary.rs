@@ -1,0 +1,232 @@
+//! The report's first table: every headline figure of the run beside its limit reference (measured
+//! in the same run), the target the project set for it, and the figure the last committed run
+//! gave, so a regression of more than a fifth stands out.
+//!
+//! The committed figures are read from `bench/figures.json` as `git` has it at `HEAD` (what the
+//! committed RESULTS.md shows), not from the working tree, so two runs in a row without a commit
+//! still compare with what was committed. The run writes its own figures there for the next one.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// A figure is "regressed" when it is this much worse than the committed one.
+const REGRESSION: f64 = 0.20;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// One headline figure.
+pub struct Figure {
+    /// Stable name in `figures.json`.
+    pub key: &'static str,
+    pub name: String,
+    /// `None`: the run does not measure it yet (the row still shows its target).
+    pub value: Option<f64>,
+    pub unit: &'static str,
+    pub better: Better,
+    pub reference: Option<f64>,
+    pub target: Option<f64>,
+}
+
+impl Figure {
+    pub fn new(key: &'static str, name: impl Into<String>, value: f64, unit: &'static str, better: Better) -> Figure {
+        Figure { key, name: name.into(), value: Some(value), unit, better, reference: None, target: None }
+    }
+
+    /// A figure the bench does not measure yet, shown with its target so the gap is not hidden.
+    pub fn unmeasured(key: &'static str, name: impl Into<String>, unit: &'static str, better: Better) -> Figure {
+        Figure { key, name: name.into(), value: None, unit, better, reference: None, target: None }
+    }
+
+    pub fn reference(mut self, reference: f64) -> Figure {
+        self.reference = Some(reference);
+        self
+    }
+
+    pub fn target(mut self, target: f64) -> Figure {
+        self.target = Some(target);
+        self
+    }
+
+    fn meets(&self, bound: f64) -> Option<bool> {
+        let value = self.value?;
+        Some(match self.better {
+            Better::Higher => value >= bound,
+            Better::Lower => value <= bound,
+        })
+    }
+
+    /// How much better (positive) or worse (negative) than `before`, as a share of `before`.
+    fn gain_over(&self, before: f64) -> Option<f64> {
+        let value = self.value?;
+        if before == 0.0 {
+            return None;
+        }
+        Some(match self.better {
+            Better::Higher => value / before - 1.0,
+            Better::Lower => before / value.max(f64::MIN_POSITIVE) - 1.0,
+        })
+    }
+
+    fn regressed_from(&self, before: f64) -> bool {
+        self.value.is_some_and(|value| match self.better {
+            Better::Higher => value < before * (1.0 - REGRESSION),
+            Better::Lower => value > before * (1.0 + REGRESSION),
+        })
+    }
+}
+
+/// What `figures.json` holds.
+#[derive(Serialize, Deserialize, Default)]
+pub struct Committed {
+    pub commit: String,
+    pub date: String,
+    pub figures: BTreeMap<String, f64>,
+}
+
+impl Committed {
+    /// The figures file as committed at `HEAD`; empty when there is none yet.
+    pub fn at_head(path: &Path) -> Committed {
+        let output = std::process::Command::new("git").arg("show").arg(format!("HEAD:{}", path.display())).output();
+        match output {
+            Ok(output) if output.status.success() => serde_json::from_slice(&output.stdout).unwrap_or_default(),
+            _ => Committed::default(),
+        }
+    }
+}
+
+pub fn number(value: f64, unit: &str) -> String {
+    let digits = match value.abs() {
+        v if v >= 100.0 => 0,
+        v if v >= 10.0 => 1,
+        _ => 2,
+    };
+    let spaced = matches!(unit, "ms" | "KiB" | "MiB" | "µs");
+    format!("{value:.digits$}{}{unit}", if spaced { " " } else { "" })
+}
+
+/// The summary table (Markdown), and the lines naming each regression.
+pub fn render(figures: &[Figure], committed: &Committed) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let since = if committed.figures.is_empty() {
+        "no committed figures to compare with yet (`bench/figures.json` is not in `HEAD`)".to_string()
+    } else {
+        format!("committed figures from the run of {} (commit {})", committed.date, committed.commit)
+    };
+    out.push_str(&format!(
+        "\n## Summary: each figure beside its reference and its target\n\n\
+         *Reference*: the same work done by a bare server in this run (see each section). *÷ reference*: how far \
+         Tourguide is from it (for rates the share of the reference's rate, for times how many times longer). \
+         *Committed*: {since}; a figure more than {:.0} % worse than it is marked **regression**.\n\n",
+        REGRESSION * 100.0
+    ));
+    out.push_str("| figure | this run | reference | ÷ reference | target | met | committed | change |\n");
+    out.push_str("|---|---|---|---|---|---|---|---|\n");
+    let mut regressions = Vec::new();
+    for figure in figures {
+        let value = figure.value.map(|value| number(value, figure.unit)).unwrap_or_else(|| "not measured".into());
+        let reference = figure.reference.map(|value| number(value, figure.unit)).unwrap_or_default();
+        let ratio = match (figure.value, figure.reference) {
+            (Some(value), Some(reference)) if reference > 0.0 => match figure.better {
+                Better::Higher => format!("{:.0} %", 100.0 * value / reference),
+                Better::Lower => format!("{:.1}×", value / reference),
+            },
+            _ => String::new(),
+        };
+        let target = figure
+            .target
+            .map(|bound| {
+                format!("{} {}", if figure.better == Better::Higher { "≥" } else { "≤" }, number(bound, figure.unit))
+            })
+            .unwrap_or_default();
+        let met = match figure.target.map(|bound| figure.meets(bound)) {
+            Some(Some(true)) => "yes",
+            Some(Some(false)) => "**no**",
+            Some(None) => "—",
+            None => "",
+        };
+        let before = committed.figures.get(figure.key).copied();
+        let change = match before {
+            Some(before) => {
+                let gain = figure.gain_over(before).map(|gain| format!("{:+.0} %", gain * 100.0)).unwrap_or_default();
+                if figure.regressed_from(before) {
+                    regressions.push(format!(
+                        "{}: {} against {} committed",
+                        figure.name,
+                        figure.value.map(|value| number(value, figure.unit)).unwrap_or_default(),
+                        number(before, figure.unit)
+                    ));
+                    format!("**regression {gain}**")
+                } else {
+                    gain
+                }
+            }
+            None => String::new(),
+        };
+        out.push_str(&format!(
+            "| {} | {value} | {reference} | {ratio} | {target} | {met} | {} | {change} |\n",
+            figure.name,
+            before.map(|before| number(before, figure.unit)).unwrap_or_default()
+        ));
+    }
+    if !regressions.is_empty() {
+        out.push_str(&format!("\n**Regressions against the committed figures:** {}.\n", regressions.join("; ")));
+    }
+    (out, regressions)
+}
+
+/// The run's figures as the next run will compare with them.
+pub fn to_json(figures: &[Figure], commit: &str, date: &str) -> String {
+    let committed = Committed {
+        commit: commit.to_string(),
+        date: date.to_string(),
+        figures: figures.iter().filter_map(|figure| Some((figure.key.to_string(), figure.value?))).collect(),
+    };
+    serde_json::to_string_pretty(&committed).unwrap() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn committed(key: &str, value: f64) -> Committed {
+        Committed { commit: "abc".into(), date: "today".into(), figures: [(key.to_string(), value)].into() }
+    }
+
+    #[test]
+    fn a_figure_a_fifth_worse_than_committed_is_a_regression_either_way_round() {
+        let rate = |value| Figure::new("rate", "rate", value, "/s", Better::Higher);
+        let (table, regressions) = render(&[rate(790.0)], &committed("rate", 1000.0));
+        assert_eq!(regressions.len(), 1, "{table}");
+        assert!(table.contains("**regression -21 %**"), "{table}");
+        let (_, regressions) = render(&[rate(810.0)], &committed("rate", 1000.0));
+        assert!(regressions.is_empty());
+
+        let time = |value| Figure::new("time", "time", value, "ms", Better::Lower);
+        let (table, regressions) = render(&[time(1.3)], &committed("time", 1.0));
+        assert_eq!(regressions.len(), 1, "{table}");
+        let (table, regressions) = render(&[time(0.5)], &committed("time", 1.0));
+        assert!(regressions.is_empty());
+        assert!(table.contains("+100 %"), "half the time is twice as good: {table}");
+    }
+
+    #[test]
+    fn targets_and_references_are_judged_in_the_figures_direction() {
+        let figures = [
+            Figure::new("a", "answers", 1500.0, "/s", Better::Higher).reference(2000.0).target(3000.0),
+            Figure::new("b", "ssr", 1.2, "ms", Better::Lower).reference(0.4).target(1.5),
+            Figure::unmeasured("c", "browser", "ms", Better::Lower).target(30.0),
+        ];
+        let (table, _) = render(&figures, &Committed::default());
+        assert!(table.contains("| answers | 1500/s | 2000/s | 75 % | ≥ 3000/s | **no** |"), "{table}");
+        assert!(table.contains("| ssr | 1.20 ms | 0.40 ms | 3.0× | ≤ 1.50 ms | yes |"), "{table}");
+        assert!(table.contains("| browser | not measured |  |  | ≤ 30.0 ms | — |"), "{table}");
+        let json: Committed = serde_json::from_str(&to_json(&figures, "abc", "today")).unwrap();
+        assert_eq!(json.figures.len(), 2, "an unmeasured figure is not committed as a number");
+    }
+}
