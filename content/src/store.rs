@@ -168,7 +168,7 @@ impl ContentStore {
             }};
         }
         match &self.db {
-            Db::Sqlite(pool) => {
+            Db::Sqlite(db::Sqlite { write: pool, .. }) => {
                 let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
                 seed!(tx);
             }

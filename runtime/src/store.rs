@@ -4,7 +4,7 @@
 //! Every status change is a single conditional UPDATE naming the status it expects (and, on paths
 //! owned by an executing segment, the segment's claim token). "One row affected" decides who won.
 
-use db::{now, on, Db, Migrations};
+use db::{now, on, on_read, Db, Migrations};
 use uuid::Uuid;
 
 use crate::run::{EventKind, RunEvent, RunStatus};
@@ -199,7 +199,7 @@ impl Store {
     }
 
     pub async fn get(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
-        let row: Option<RunRow> = on!(&self.db, pool => sqlx::query_as(
+        let row: Option<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
                     rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
@@ -213,7 +213,7 @@ impl Store {
 
     /// Every run that waits for an answer (a few at any time; each read whole).
     pub async fn waiting_for_input(&self) -> Result<Vec<RunRecord>, StoreError> {
-        let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
                     rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
@@ -226,7 +226,7 @@ impl Store {
 
     /// An owner's runs that wait for an approval or an answer, the longest waiting first.
     pub async fn waiting_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
-        let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
                     rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
@@ -242,7 +242,7 @@ impl Store {
 
     /// Runs of other owners than this one that wait for an approval, not process runs.
     pub async fn approvals_not_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
-        let rows: Vec<RunRow> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
                     checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
                     rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
@@ -259,7 +259,7 @@ impl Store {
 
     /// Runs that have waited since before `cutoff`, with their owners.
     pub async fn waiting_since_before(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, i64)>, StoreError> {
-        let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<(String, i64)> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, owner_user_id FROM runs
              WHERE status IN ('waiting_for_approval', 'waiting_for_input') AND updated_at < $1
              ORDER BY updated_at, id LIMIT $2",
@@ -277,7 +277,7 @@ impl Store {
 
     /// How many runs are in each status; statuses this build does not know are left out.
     pub async fn count_by_status(&self) -> Result<Vec<(RunStatus, i64)>, StoreError> {
-        let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status").fetch_all(pool).await)?;
+        let rows: Vec<(String, i64)> = on_read!(&self.db, pool => sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status").fetch_all(pool).await)?;
         Ok(rows
             .into_iter()
             .filter_map(|(status, count)| RunStatus::parse(&status).map(|status| (status, count)))
@@ -285,7 +285,7 @@ impl Store {
     }
 
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
-        let status: Option<String> = on!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = $1")
+        let status: Option<String> = on_read!(&self.db, pool => sqlx::query_scalar("SELECT status FROM runs WHERE id = $1")
             .bind(id.to_string())
             .fetch_optional(pool)
             .await)?;
@@ -544,7 +544,7 @@ impl Store {
     }
 
     pub async fn stale_running(&self, now: i64) -> Result<Vec<StaleRun>, StoreError> {
-        let rows: Vec<(String, i64, Option<String>)> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<(String, i64, Option<String>)> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, requeue_count, pending_effect FROM runs
              WHERE status = 'running' AND lease_expires > 0 AND lease_expires < $1 ORDER BY lease_expires",
         )
@@ -603,7 +603,7 @@ impl Store {
     }
 
     pub async fn due_queued(&self, now: i64, limit: u32) -> Result<Vec<Uuid>, StoreError> {
-        let ids: Vec<String> = on!(&self.db, pool => sqlx::query_scalar(
+        let ids: Vec<String> = on_read!(&self.db, pool => sqlx::query_scalar(
             "SELECT id FROM runs WHERE status = 'queued' AND available_at <= $1 ORDER BY created_at, id LIMIT $2",
         )
         .bind(now)
@@ -650,7 +650,7 @@ impl Store {
     }
 
     pub async fn events(&self, id: Uuid, after_sequence: i64) -> Result<Vec<RunEvent>, StoreError> {
-        let rows: Vec<EventRow> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<EventRow> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT sequence, kind, round, payload, created_at FROM run_events
              WHERE run_id = $1 AND sequence > $2 ORDER BY sequence",
         )
@@ -676,7 +676,7 @@ impl Store {
     }
 
     pub async fn configuration_active(&self, name: &str) -> Result<bool, StoreError> {
-        let active: Option<bool> = on!(&self.db, pool => sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = $1")
+        let active: Option<bool> = on_read!(&self.db, pool => sqlx::query_scalar("SELECT active FROM run_configurations WHERE name = $1")
             .bind(name)
             .fetch_optional(pool)
             .await)?;

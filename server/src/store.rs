@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use db::{now, now_ms, on, Backend, Db, Migrations};
+use db::{now, now_ms, on, on_read, Backend, Db, Migrations};
 use runtime::DenialReason;
 use uuid::Uuid;
 
@@ -426,7 +426,7 @@ impl Store {
         // gets it as stored.
         let rendered: Vec<Option<String>> = then.iter().map(Then::rendered).collect();
         match &self.db {
-            Db::Sqlite(pool) => {
+            Db::Sqlite(db::Sqlite { write: pool, .. }) => {
                 let mut tx = pool.begin().await?;
                 if bind_args!(sqlx::query(update), args).execute(&mut *tx).await?.rows_affected() != 1 {
                     tx.rollback().await?;
@@ -573,13 +573,13 @@ impl Store {
             }
         };
         let rows: Vec<ConversationRow> =
-            on!(&self.db, pool => sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(pool).await)?;
+            on_read!(&self.db, pool => sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(pool).await)?;
         conversations(rows)
     }
 
     /// A conversation only if `user_id` owns it: someone else's id reads as unknown.
     pub async fn conversation_of(&self, user_id: i64, id: &str) -> Result<Option<Conversation>, StoreError> {
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1 AND user_id = $2"))
+        let row: Option<ConversationRow> = on_read!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1 AND user_id = $2"))
             .bind(id)
             .bind(user_id)
             .fetch_optional(pool)
@@ -597,7 +597,7 @@ impl Store {
         // PostgreSQL gives each statement its own snapshot unless asked for one per transaction;
         // a SQLite read transaction reads one snapshot anyway.
         let one_snapshot = self.db.backend() == Backend::Postgres;
-        let (row, messages) = on!(&self.db, pool => async {
+        let (row, messages) = on_read!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             if one_snapshot {
                 sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
@@ -619,7 +619,7 @@ impl Store {
     }
 
     pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1"))
+        let row: Option<ConversationRow> = on_read!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE id = $1"))
             .bind(id)
             .fetch_optional(pool)
             .await)?;
@@ -627,7 +627,7 @@ impl Store {
     }
 
     pub async fn conversation_of_run(&self, run_id: Uuid) -> Result<Option<Conversation>, StoreError> {
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE run_id = $1"))
+        let row: Option<ConversationRow> = on_read!(&self.db, pool => sqlx::query_as(select_conversations!("WHERE run_id = $1"))
             .bind(run_id.to_string())
             .fetch_optional(pool)
             .await)?;
@@ -636,14 +636,14 @@ impl Store {
 
     /// Counted on the `(conversation_id, id)` index alone: the poll's fast path reads no message.
     pub async fn message_count(&self, conversation_id: &str) -> Result<i64, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = $1")
+        Ok(on_read!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = $1")
             .bind(conversation_id)
             .fetch_one(pool)
             .await)?)
     }
 
     pub async fn messages(&self, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
-        let rows: Vec<MessageRow> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<MessageRow> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id",
         )
         .bind(conversation_id)
@@ -1061,7 +1061,7 @@ impl Store {
 
     /// The reply's text so far and the key of its draft.
     pub async fn draft(&self, conversation_id: &str) -> Result<Option<(String, String)>, StoreError> {
-        let row: Option<(String, String)> = on!(&self.db, pool => sqlx::query_as(
+        let row: Option<(String, String)> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT draft_key, content FROM drafts WHERE conversation_id = $1",
         )
         .bind(conversation_id)
@@ -1100,7 +1100,7 @@ impl Store {
 
     /// The conversation's attachments, without their bytes or text (a page load lists them).
     pub async fn attachments(&self, conversation_id: &str) -> Result<Vec<Attachment>, StoreError> {
-        let rows: Vec<Attachment> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<Attachment> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
              WHERE conversation_id = $1 ORDER BY id",
         )
@@ -1112,7 +1112,7 @@ impl Store {
 
     /// The conversation's attachments with their text, for the model.
     pub async fn attachment_texts(&self, conversation_id: &str) -> Result<Vec<AttachmentText>, StoreError> {
-        let rows: Vec<AttachmentText> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<AttachmentText> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, message_id, file_name, kind, size, truncated, text FROM attachments
              WHERE conversation_id = $1 ORDER BY id",
         )
@@ -1148,7 +1148,7 @@ impl Store {
         user_id: i64,
         id: i64,
     ) -> Result<Option<(String, String, Vec<u8>)>, StoreError> {
-        let row: Option<(String, String, Vec<u8>)> = on!(&self.db, pool => sqlx::query_as(
+        let row: Option<(String, String, Vec<u8>)> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT a.file_name, a.kind, a.content FROM attachments a JOIN conversations c ON c.id = a.conversation_id
              WHERE a.id = $1 AND c.user_id = $2",
         )
@@ -1193,7 +1193,7 @@ impl Store {
 
     /// The queue's depth: jobs waiting for a worker, and jobs a worker holds.
     pub async fn job_counts(&self) -> Result<JobCounts, StoreError> {
-        let rows: Vec<(String, i64)> = on!(&self.db, pool => sqlx::query_as("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetch_all(pool).await)?;
+        let rows: Vec<(String, i64)> = on_read!(&self.db, pool => sqlx::query_as("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetch_all(pool).await)?;
         let count = |state: &str| rows.iter().find(|(s, _)| s == state).map_or(0, |(_, n)| *n);
         Ok(JobCounts { queued: count("queued"), running: count("running") })
     }
@@ -1247,7 +1247,7 @@ impl Store {
     }
 
     pub async fn has_job(&self, conversation_id: &str) -> Result<bool, StoreError> {
-        let count: i64 = on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = $1 AND kind = 'turn'")
+        let count: i64 = on_read!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE conversation_id = $1 AND kind = 'turn'")
             .bind(conversation_id)
             .fetch_one(pool)
             .await)?;

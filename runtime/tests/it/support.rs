@@ -321,7 +321,7 @@ impl Harness {
     /// Holds every write to `runs` until [`WriteLock::release`]; reads go on.
     pub async fn hold_write_lock(&self) -> WriteLock {
         match &self.db {
-            Db::Sqlite(pool) => {
+            Db::Sqlite(db::Sqlite { write: pool, .. }) => {
                 let mut connection = pool.acquire().await.unwrap();
                 sqlx::query("BEGIN IMMEDIATE").execute(&mut *connection).await.unwrap();
                 WriteLock::Sqlite(connection)

@@ -1,7 +1,7 @@
 //! The runs inbox's SQL: which conversation each run belongs to, decisions and answers given in
 //! the inbox for runs their conversation moved on from, and the lines such runs leave in it.
 
-use db::{now, on};
+use db::{now, on, on_read};
 use runtime::DenialReason;
 use uuid::Uuid;
 
@@ -89,7 +89,7 @@ impl Store {
     /// The conversation a run belongs to, whether it still carries it or moved on from it.
     pub async fn conversation_of_any_run(&self, run_id: Uuid) -> Result<Option<Conversation>, StoreError> {
         let run = run_id.to_string();
-        let row: Option<ConversationRow> = on!(&self.db, pool => sqlx::query_as(select_conversations!(
+        let row: Option<ConversationRow> = on_read!(&self.db, pool => sqlx::query_as(select_conversations!(
             "WHERE id = (SELECT conversation_id FROM conversation_runs WHERE run_id = $1) OR run_id = $2 LIMIT 1"
         ))
         .bind(&run)
@@ -169,7 +169,7 @@ impl Store {
 
     /// Inbox decisions of the conversation that wait for the worker.
     pub async fn pending_run_decisions(&self, conversation_id: &str) -> Result<Vec<RunDecision>, StoreError> {
-        let rows: Vec<RunDecisionRow> = on!(&self.db, pool => sqlx::query_as(select_run_decisions!(
+        let rows: Vec<RunDecisionRow> = on_read!(&self.db, pool => sqlx::query_as(select_run_decisions!(
             "WHERE conversation_id = $1 AND error_code IS NULL ORDER BY created_at, run_id"
         ))
         .bind(conversation_id)
@@ -180,7 +180,7 @@ impl Store {
 
     /// The inbox decision on a run, pending or refused.
     pub async fn run_decision(&self, run_id: Uuid) -> Result<Option<RunDecision>, StoreError> {
-        let row: Option<RunDecisionRow> = on!(&self.db, pool => sqlx::query_as(select_run_decisions!("WHERE run_id = $1"))
+        let row: Option<RunDecisionRow> = on_read!(&self.db, pool => sqlx::query_as(select_run_decisions!("WHERE run_id = $1"))
         .bind(run_id.to_string())
         .fetch_optional(pool)
         .await)?;

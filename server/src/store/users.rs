@@ -1,7 +1,7 @@
 //! Accounts and their sessions: who may sign in, their role, and whether they may approve their
 //! own changes (four-eyes).
 
-use db::{now, on};
+use db::{now, on, on_read};
 
 use super::{Store, StoreError};
 
@@ -56,7 +56,7 @@ impl UserRow {
 
 impl Store {
     pub async fn count_users(&self) -> Result<i64, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(pool).await)?)
+        Ok(on_read!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users").fetch_one(pool).await)?)
     }
 
     /// An editor who may approve their own changes, as every account could before roles.
@@ -105,7 +105,7 @@ impl Store {
     }
 
     pub async fn user_by_id(&self, id: i64) -> Result<Option<UserRow>, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_as(
+        Ok(on_read!(&self.db, pool => sqlx::query_as(
             "SELECT id, username, password_hash, language, role, may_approve_own FROM users WHERE id = $1",
         )
         .bind(id)
@@ -115,7 +115,7 @@ impl Store {
 
     pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
         Ok(
-            on!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language, role, may_approve_own FROM users WHERE username = $1")
+            on_read!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language, role, may_approve_own FROM users WHERE username = $1")
             .bind(username)
             .fetch_optional(pool)
             .await)?,
@@ -146,7 +146,7 @@ impl Store {
     /// The user's sessions that have not expired, the newest first. Each is named by the start of
     /// its token's hash: enough to tell them apart, nothing a cookie could be made from.
     pub async fn sessions_of(&self, user_id: i64) -> Result<Vec<SessionRow>, StoreError> {
-        let rows: Vec<(String, i64, i64, Option<String>)> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<(String, i64, i64, Option<String>)> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT token_hash, created_at, expires_at, user_agent FROM sessions
              WHERE user_id = $1 AND expires_at > $2 ORDER BY created_at DESC, token_hash",
         )
@@ -192,7 +192,7 @@ impl Store {
     }
 
     pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_as(
+        Ok(on_read!(&self.db, pool => sqlx::query_as(
             "SELECT u.id, u.username, u.password_hash, u.language, u.role, u.may_approve_own
              FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.token_hash = $1 AND s.expires_at > $2",
@@ -224,7 +224,7 @@ impl Store {
 
     /// Every account, with how many sessions it has open.
     pub async fn users(&self) -> Result<Vec<UserSummary>, StoreError> {
-        let rows: Vec<(i64, String, String, bool, i64)> = on!(&self.db, pool => sqlx::query_as(
+        let rows: Vec<(i64, String, String, bool, i64)> = on_read!(&self.db, pool => sqlx::query_as(
             "SELECT u.id, u.username, u.role, u.may_approve_own,
                     (SELECT COUNT(*) FROM sessions s WHERE s.user_id = u.id AND s.expires_at > $1)
              FROM users u ORDER BY u.username",
@@ -292,7 +292,7 @@ impl Store {
 
     /// A consistent copy of the SQLite database while others read and write it (`VACUUM INTO`).
     pub async fn backup_into(&self, file: &std::path::Path) -> Result<(), StoreError> {
-        let db::Db::Sqlite(pool) = &self.db else {
+        let db::Db::Sqlite(db::Sqlite { write: pool, .. }) = &self.db else {
             return Err(StoreError::Corrupt("a backup copies a SQLite database".into()));
         };
         sqlx::query("VACUUM INTO $1").bind(file.display().to_string()).execute(pool).await?;
