@@ -28,6 +28,15 @@ struct Args {
     out: PathBuf,
     figures: PathBuf,
     wasm_note: String,
+    /// `--only memory,ssr`: just these scenarios, for trying a change; the report goes to `--out`
+    /// and no figures file is written.
+    only: Option<Vec<String>>,
+}
+
+impl Args {
+    fn wants(&self, scenario: &str) -> bool {
+        self.only.as_ref().is_none_or(|only| only.iter().any(|name| name == scenario))
+    }
 }
 
 fn args() -> Args {
@@ -37,18 +46,29 @@ fn args() -> Args {
         out: PathBuf::from("bench/RESULTS.md"),
         figures: PathBuf::from("bench/figures.json"),
         wasm_note: String::new(),
+        only: None,
     };
+    let mut out_given = false;
     let mut given = std::env::args().skip(1);
     while let Some(name) = given.next() {
         let value = given.next().unwrap_or_else(|| panic!("{name} needs a value"));
         match name.as_str() {
             "--server" => args.server = value.into(),
             "--site" => args.site = value.into(),
-            "--out" => args.out = value.into(),
+            "--out" => {
+                args.out = value.into();
+                out_given = true;
+            }
             "--figures" => args.figures = value.into(),
             "--wasm-note" => args.wasm_note = value,
-            other => panic!("unknown argument {other} (expected --server, --site, --out, --figures, --wasm-note)"),
+            "--only" => args.only = Some(value.split(',').map(str::to_string).collect()),
+            other => {
+                panic!("unknown argument {other} (expected --server, --site, --out, --figures, --wasm-note, --only)")
+            }
         }
+    }
+    if args.only.is_some() && !out_given {
+        args.out = PathBuf::from("target/bench-partial.md");
     }
     args
 }
@@ -88,32 +108,46 @@ async fn measure() {
     )
     .await;
 
-    eprintln!("memory and 1,000 event streams");
-    scenarios::memory_and_event_streams(&mut report, &server, &client).await;
-    eprintln!("answer → continuation latency");
-    scenarios::answer_to_continuation(&mut report, &client, &model).await;
-    eprintln!("streamed replies");
-    scenarios::streaming(&mut report, &server, &client, &model).await;
-    eprintln!("answer throughput");
-    let answers = scenarios::answer_throughput(&mut report, &client, &reference).await;
-    eprintln!("poll throughput");
-    let (fast, full) = scenarios::poll_throughput(&mut report, &server, &client, &reference).await;
-    match db::scratch_postgres().await.expect("a database on the bench's PostgreSQL server") {
-        Some(url) => {
-            eprintln!("the same on PostgreSQL, 2 web processes + 1 worker");
-            let described = db::Location::parse(&url).describe();
-            let start =
-                async |role| process::ServerProcess::spawn(&args.server, &args.site, &url, &model_url, role).await;
-            scenarios::postgres_side_by_side(&mut report, start, (&answers, &fast, &full), &described).await;
-        }
-        None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
+    if args.wants("memory") {
+        eprintln!("memory and 1,000 event streams");
+        scenarios::memory_and_event_streams(&mut report, &server, &client).await;
     }
-    eprintln!("first load");
-    scenarios::first_load(&mut report, &server, &client).await;
-    eprintln!("server-side rendering");
-    scenarios::ssr_of_a_long_conversation(&mut report, &server, &client, &reference).await;
-    eprintln!("growth to 100,000 conversations");
-    scenarios::growth(&mut report, &server).await;
+    if args.wants("continuation") {
+        eprintln!("answer → continuation latency");
+        scenarios::answer_to_continuation(&mut report, &client, &model).await;
+    }
+    if args.wants("streaming") {
+        eprintln!("streamed replies");
+        scenarios::streaming(&mut report, &server, &client, &model).await;
+    }
+    if args.wants("load") {
+        eprintln!("answer throughput");
+        let answers = scenarios::answer_throughput(&mut report, &client, &reference).await;
+        eprintln!("poll throughput");
+        let (fast, full) = scenarios::poll_throughput(&mut report, &server, &client, &reference).await;
+        match db::scratch_postgres().await.expect("a database on the bench's PostgreSQL server") {
+            Some(url) => {
+                eprintln!("the same on PostgreSQL, 2 web processes + 1 worker");
+                let described = db::Location::parse(&url).describe();
+                let start =
+                    async |role| process::ServerProcess::spawn(&args.server, &args.site, &url, &model_url, role).await;
+                scenarios::postgres_side_by_side(&mut report, start, (&answers, &fast, &full), &described).await;
+            }
+            None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
+        }
+    }
+    if args.wants("first-load") {
+        eprintln!("first load");
+        scenarios::first_load(&mut report, &server, &client).await;
+    }
+    if args.wants("ssr") {
+        eprintln!("server-side rendering");
+        scenarios::ssr_of_a_long_conversation(&mut report, &server, &client, &reference).await;
+    }
+    if args.wants("growth") {
+        eprintln!("growth to 100,000 conversations");
+        scenarios::growth(&mut report, &server).await;
+    }
     report.line(&format!("\nServer RSS after the whole run: {} MiB.", server.rss_kib() / 1024));
     server.stop().await;
     // Not measured by this bench yet; listed so the summary shows the gap beside its target.
@@ -130,8 +164,10 @@ async fn measure() {
     let committed = summary::Committed::at_head(&args.figures);
     let (results, figures, regressions) = report.finish(&committed);
     std::fs::write(&args.out, results).unwrap();
-    std::fs::write(&args.figures, figures).unwrap();
-    println!("wrote {} and {}", args.out.display(), args.figures.display());
+    if args.only.is_none() {
+        std::fs::write(&args.figures, figures).unwrap();
+    }
+    println!("wrote {}", args.out.display());
     for regression in &regressions {
         println!("REGRESSION against the committed figures: {regression}");
     }

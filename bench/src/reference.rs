@@ -23,7 +23,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
-use db::{on, Db, Location};
+use db::{on, on_read, Db, Location};
 use serde::Deserialize;
 
 use crate::scenarios::Load;
@@ -52,7 +52,7 @@ fn session_token(headers: &HeaderMap) -> String {
 /// The signed-in user, as every handler starts.
 async fn session_user(db: &Db, headers: &HeaderMap) -> Result<Option<i64>, sqlx::Error> {
     let token = session_token(headers);
-    on!(db, pool => sqlx::query_scalar("SELECT user_id FROM sessions WHERE token_hash = $1 AND expires_at > $2")
+    on_read!(db, pool => sqlx::query_scalar("SELECT user_id FROM sessions WHERE token_hash = $1 AND expires_at > $2")
         .bind(&token)
         .bind(db::now())
         .fetch_optional(pool)
@@ -61,22 +61,32 @@ async fn session_user(db: &Db, headers: &HeaderMap) -> Result<Option<i64>, sqlx:
 
 async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<AnswerForm>) -> StatusCode {
     let now = db::now();
-    let result: Result<StatusCode, sqlx::Error> = on!(&db, pool => async {
-        let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED) };
+    // Reads on the read pool, the transaction on the writer, as Tourguide's stores do.
+    let read: Result<Result<i64, StatusCode>, sqlx::Error> = on_read!(&db, pool => async {
+        let Some(user) = session_user(&db, &headers).await? else { return Ok(Err(StatusCode::UNAUTHORIZED)) };
         let run: Option<Option<String>> =
             sqlx::query_scalar("SELECT run_id FROM conversations WHERE id = $1 AND user_id = $2 AND status = 'awaiting_input'")
                 .bind(&form.conversation_id)
                 .bind(user)
                 .fetch_optional(pool)
                 .await?;
-        let Some(Some(run)) = run else { return Ok(StatusCode::CONFLICT) };
+        let Some(Some(run)) = run else { return Ok(Err(StatusCode::CONFLICT)) };
         let pause: Option<Option<String>> = sqlx::query_scalar("SELECT suspended_state FROM runs WHERE id = $1")
             .bind(&run)
             .fetch_optional(pool)
             .await?;
         if pause.flatten().is_none() {
-            return Ok(StatusCode::CONFLICT);
+            return Ok(Err(StatusCode::CONFLICT));
         }
+        Ok(Ok(user))
+    }
+    .await);
+    let user = match read {
+        Ok(Ok(user)) => user,
+        Ok(Err(status)) => return status,
+        Err(_) => return StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let result: Result<StatusCode, sqlx::Error> = on!(&db, pool => async {
         let mut tx = pool.begin().await?;
         let hit = sqlx::query(
             "UPDATE conversations SET status = 'processing', approval_decision = 'input', approval_turn_digest = $1,
@@ -135,7 +145,7 @@ const SELECT_MESSAGES: &str =
     "SELECT id, role, content, notice, html FROM messages WHERE conversation_id = $1 ORDER BY id";
 
 async fn poll(State(db): State<Db>, headers: HeaderMap, Query(query): Query<PollQuery>) -> Response {
-    let result: Result<Response, sqlx::Error> = on!(&db, pool => async {
+    let result: Result<Response, sqlx::Error> = on_read!(&db, pool => async {
         let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED.into_response()) };
         let status: Option<String> = sqlx::query_scalar("SELECT status FROM conversations WHERE id = $1 AND user_id = $2")
             .bind(&query.id)
@@ -172,7 +182,7 @@ fn escaped(text: &str) -> String {
 }
 
 async fn page(State(db): State<Db>, headers: HeaderMap, Query(query): Query<PollQuery>) -> Response {
-    let result: Result<Response, sqlx::Error> = on!(&db, pool => async {
+    let result: Result<Response, sqlx::Error> = on_read!(&db, pool => async {
         let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED.into_response()) };
         let titles: Vec<(String, String)> =
             sqlx::query_as("SELECT id, title FROM conversations WHERE user_id = $1 ORDER BY updated_at DESC, id DESC LIMIT 100")

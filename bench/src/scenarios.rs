@@ -150,6 +150,8 @@ fn mib(kib: u64) -> String {
 // --- memory and event streams -------------------------------------------------------------------
 
 const STREAMS: usize = 1_000;
+/// Streams being opened at once.
+const OPENING: usize = 50;
 
 /// What opening `STREAMS` event streams on one server did to it.
 struct Streams {
@@ -187,13 +189,18 @@ async fn open_streams(
     let ready = Arc::new(AtomicUsize::new(0));
     let armed = Arc::new(AtomicBool::new(false));
     let (seen, mut first_changes) = mpsc::unbounded_channel::<Instant>();
+    // At most `OPENING` connections being opened at once: a thousand at once overflow the
+    // kernel's accept queue, and the retried SYNs (one second later) would be the figure.
+    let opening_slots = Arc::new(tokio::sync::Semaphore::new(OPENING));
     let opening = Instant::now();
     let mut streams = Vec::with_capacity(STREAMS);
     for _ in 0..STREAMS {
         let (http, url, ready, armed, seen) =
             (http.clone(), url.to_string(), ready.clone(), armed.clone(), seen.clone());
+        let slot = opening_slots.clone().acquire_owned().await.unwrap();
         streams.push(tokio::spawn(async move {
             let response = http.get(&url).send().await.expect("the stream opens");
+            drop(slot);
             assert_eq!(response.status(), 200, "event stream refused");
             let mut body = response.bytes_stream();
             let mut reported = false;
@@ -254,7 +261,7 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
         "Server memory and 1,000 open event streams",
         "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing open. \
          Then 1,000 `GET /events/conversations/{id}` streams of one session on one conversation (1,000 TCP \
-         connections), each counted once it received its `ready` event; then a message is sent and every stream \
+         connections, at most 50 being opened at a time), each counted once it received its `ready` event; then a message is sent and every stream \
          must hear `changed`. **Limit reference**, measured in the same run: a bare axum SSE fan-out in a process of \
          its own on the same allocator (one broadcast channel, `ready` then `changed` on `POST /send`; no session, \
          no database; `bench/src/sse_reference.rs`), opened and triggered the same way.",

@@ -23,13 +23,11 @@ async fn events(State(changes): State<broadcast::Sender<()>>) -> Sse<impl Stream
         if first {
             return Some((Ok(Event::default().event("ready").data("")), (receiver, false)));
         }
-        loop {
-            match receiver.recv().await {
-                Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                    return Some((Ok(Event::default().event("changed").data("")), (receiver, false)));
-                }
-                Err(broadcast::error::RecvError::Closed) => return None,
+        match receiver.recv().await {
+            Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                Some((Ok(Event::default().event("changed").data("")), (receiver, false)))
             }
+            Err(broadcast::error::RecvError::Closed) => None,
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
