@@ -910,19 +910,58 @@ fn kib(bytes: usize) -> String {
 
 // --- growth -------------------------------------------------------------------------------------
 
-const SIZES: [usize; 4] = [100, 1_000, 10_000, 100_000];
+/// How the growth user's history and the rest of the database grow, one step after another.
+#[derive(Clone, Copy)]
+enum Grow {
+    /// The growth user reaches this many conversations (2 messages each).
+    Conversations(usize),
+    /// Every conversation of the growth user but the measured idle one gets this many more
+    /// messages.
+    Messages(usize),
+    /// This many other users, each with a session and 2 conversations of 2 messages.
+    Users(usize),
+}
+
+const STEPS: [Grow; 6] = [
+    Grow::Conversations(100),
+    Grow::Conversations(1_000),
+    Grow::Conversations(10_000),
+    Grow::Conversations(100_000),
+    Grow::Messages(8),
+    Grow::Users(10_000),
+];
 const GROWTH_ROUNDS: usize = 200;
 
 fn conversation_id(n: usize) -> String {
     format!("{:08x}-0000-4000-8000-{:012x}", 0xbe_u32, n)
 }
 
+const GROWTH_LINES: [(&str, &str); 2] =
+    [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")];
+
+/// One message as the server writes it, on `$executor` (a transaction of either backend).
+macro_rules! insert_message {
+    ($executor:expr, $id:expr, $role:expr, $content:expr, $at:expr) => {{
+        let (html, version) = stored_html($role, $content);
+        sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
+            .bind($id)
+            .bind($role)
+            .bind($content)
+            .bind($at)
+            .bind(html)
+            .bind(version)
+            .execute($executor)
+            .await
+            .unwrap();
+    }};
+}
+
 /// Adds conversations `from..to` to the user, each with a question and an answer.
-async fn add_conversations(db: &Db, user: i64, from: usize, to: usize) {
+async fn add_conversations(db: &Db, user: i64, from: usize, to: usize, id_of: impl Fn(usize) -> String) {
     on!(db, pool => {
         let mut tx = pool.begin().await.unwrap();
         for n in from..to {
-            let id = conversation_id(n);
+            let id = id_of(n);
             let at = 1_700_000_000 + n as i64;
             sqlx::query("INSERT INTO conversations (id, user_id, title, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)")
                 .bind(&id)
@@ -933,24 +972,53 @@ async fn add_conversations(db: &Db, user: i64, from: usize, to: usize) {
                 .execute(&mut *tx)
                 .await
                 .unwrap();
-            for (role, content) in
-                [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")]
-            {
-                let (html, version) = stored_html(role, content);
-                sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
-                    .bind(&id)
-                    .bind(role)
-                    .bind(content)
-                    .bind(at)
-                    .bind(html)
-                    .bind(version)
-                    .execute(&mut *tx)
-                    .await
-                    .unwrap();
+            for (role, content) in GROWTH_LINES {
+                insert_message!(&mut *tx, &id, role, content, at);
             }
         }
         tx.commit().await.unwrap();
     });
+}
+
+/// `extra` more messages in each of the growth user's conversations `1..count` (the idle one,
+/// number 0, keeps its two).
+async fn add_messages(db: &Db, count: usize, extra: usize) {
+    on!(db, pool => {
+        let mut tx = pool.begin().await.unwrap();
+        for n in 1..count {
+            let id = conversation_id(n);
+            for k in 0..extra {
+                let (role, content) = GROWTH_LINES[k % 2];
+                insert_message!(&mut *tx, &id, role, content, 1_700_000_000 + n as i64);
+            }
+        }
+        tx.commit().await.unwrap();
+    });
+}
+
+/// `count` other users, each with a session and two conversations of two messages.
+async fn add_users(db: &Db, count: usize) {
+    for chunk in (0..count).collect::<Vec<_>>().chunks(1_000) {
+        for &n in chunk {
+            let name = format!("member-{n}");
+            let user: i64 = on!(db, pool => sqlx::query_scalar(
+                "INSERT INTO users (username, password_hash, created_at) VALUES ($1, '-', 0) RETURNING id",
+            )
+            .bind(&name)
+            .fetch_one(pool)
+            .await)
+            .unwrap();
+            on!(db, pool => sqlx::query("INSERT INTO sessions (token_hash, user_id, expires_at) VALUES ($1, $2, $3)")
+                .bind(format!("{n:064x}"))
+                .bind(user)
+                .bind(db::now() + 86_400)
+                .execute(pool)
+                .await
+                .map(|_| ()))
+            .unwrap();
+            add_conversations(db, user, 0, 2, |k| format!("{:08x}-0000-4000-8000-{:012x}", 0xaa_u32, n * 2 + k)).await;
+        }
+    }
 }
 
 async fn timed(rounds: usize, mut call: impl AsyncFnMut()) -> Sample {
@@ -976,19 +1044,33 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
     let client = Client::signed_in(&server.base, "growth").await;
     let working = working_conversation(&client).await;
     let idle = conversation_id(0);
+    let page = format!("{}/c/{idle}", client.base);
 
     let mut rows = Vec::new();
-    let mut p50s: Vec<[f64; 3]> = Vec::new();
-    let mut have = 0;
-    for size in SIZES {
+    let mut p50s: Vec<[f64; 4]> = Vec::new();
+    let (mut conversations, mut messages, mut users) = (0, 0, 1);
+    for step in STEPS {
         let adding = Instant::now();
-        add_conversations(&db, user, have, size).await;
+        match step {
+            Grow::Conversations(size) => {
+                add_conversations(&db, user, conversations, size, conversation_id).await;
+                messages += 2 * (size - conversations);
+                conversations = size;
+            }
+            Grow::Messages(extra) => {
+                add_messages(&db, conversations, extra).await;
+                messages += extra * (conversations - 1);
+            }
+            Grow::Users(count) => {
+                add_users(&db, count).await;
+                users += count;
+            }
+        }
         let added_in = adding.elapsed();
-        have = size;
         let list = timed(GROWTH_ROUNDS, async || {
             let (status, list) = client.call_json("conversations", &[]).await;
             assert_eq!(status, 200);
-            assert_eq!(list.as_array().unwrap().len(), (size + 1).min(100));
+            assert_eq!(list.as_array().unwrap().len(), (conversations + 1).min(100));
         })
         .await;
         let fast = timed(GROWTH_ROUNDS, async || {
@@ -1003,48 +1085,48 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
             assert_eq!(poll["total"], 2);
         })
         .await;
-        p50s.push([millis(list.p50()), millis(fast.p50()), millis(full.p50())]);
+        let rendered = timed(GROWTH_ROUNDS, async || {
+            let response = client.http.get(&page).send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            assert!(response.text().await.unwrap().contains("One format, every day named."));
+        })
+        .await;
+        p50s.push([millis(list.p50()), millis(fast.p50()), millis(full.p50()), millis(rendered.p50())]);
         rows.push(vec![
-            format!("{size}"),
-            ms(list.p50()),
-            ms(list.p99()),
-            ms(fast.p50()),
-            ms(fast.p99()),
-            ms(full.p50()),
-            ms(full.p99()),
+            format!("{conversations}"),
+            format!("{messages}"),
+            format!("{users}"),
+            format!("{} / {}", ms(list.p50()), ms(list.p99())),
+            format!("{} / {}", ms(fast.p50()), ms(fast.p99())),
+            format!("{} / {}", ms(full.p50()), ms(full.p99())),
+            format!("{} / {}", ms(rendered.p50()), ms(rendered.p99())),
             format!("{:.1} s", added_in.as_secs_f64()),
         ]);
     }
     db.close().await;
     report.section(
-        "List and poll latency as conversations grow",
+        "List, poll and page latency as the database grows",
         &format!(
-            "One user with 100 → 100,000 conversations (2 messages each, inserted straight into the database between \
-             steps), {GROWTH_ROUNDS} sequential requests per figure. List: `POST /api/conversations` (the latest 100). \
-             Fast poll: a working conversation, client up to date. Full poll: an idle 2-message conversation."
+            "One user's history grows from 100 to 100,000 conversations of 2 messages, then to a million messages \
+             (8 more in every conversation but the measured one: 999,992), then 10,000 other users join (each with a session \
+             and 2 conversations), all inserted straight into the database between steps. {GROWTH_ROUNDS} sequential \
+             requests per figure (p50 / p99). List: `POST /api/conversations` (the latest 100). Fast poll: a working \
+             conversation, client up to date. Full poll: an idle 2-message conversation. Page: `GET /c/{{id}}` of \
+             that conversation (server-side rendering with the conversation list)."
         ),
     );
     report.table(
-        &[
-            "conversations",
-            "list p50",
-            "list p99",
-            "fast poll p50",
-            "fast poll p99",
-            "full poll p50",
-            "full poll p99",
-            "(insert time)",
-        ],
+        &["conversations", "messages", "users", "list", "fast poll", "full poll", "page", "(insert time)"],
         &rows,
     );
     let (smallest, largest) = (p50s[0], p50s[p50s.len() - 1]);
-    let names = ["list", "fast poll", "full poll"];
-    let keys = ["growth_list_ratio", "growth_fast_poll_ratio", "growth_full_poll_ratio"];
+    let names = ["list", "fast poll", "full poll", "page"];
+    let keys = ["growth_list_ratio", "growth_fast_poll_ratio", "growth_full_poll_ratio", "growth_page_ratio"];
     for (index, (key, name)) in keys.into_iter().zip(names).enumerate() {
         report.figure(
             Figure::new(
                 key,
-                format!("{name} p50 at {} conversations ÷ at {}", SIZES[SIZES.len() - 1], SIZES[0]),
+                format!("{name} p50 at {messages} messages and {users} users ÷ at 100 conversations"),
                 largest[index] / smallest[index],
                 "×",
                 Better::Lower,
