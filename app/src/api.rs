@@ -66,6 +66,25 @@ pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> 
     chat()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)
 }
 
+/// The conversation as the page loads it again: `known` is the number of messages it shows and
+/// `digest` their [`crate::model::messages_digest`] from the last load. When those are still the
+/// conversation's first messages, unchanged, only the ones after them come back; otherwise all.
+#[server(endpoint = "conversation_since")]
+pub async fn get_conversation_since(
+    id: String,
+    known: usize,
+    digest: String,
+) -> Result<crate::model::ConversationPart, AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    use crate::model::{digests, ConversationPart};
+    let user = signed_in()?;
+    let mut view = chat()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)?;
+    let (prefix, whole) = digests(&view.messages, known);
+    let from = if known > 0 && prefix.as_deref() == Some(digest.as_str()) { known } else { 0 };
+    view.messages.drain(..from);
+    Ok(ConversationPart { from, digest: whole, view })
+}
+
 /// The cheap poll: `after` is the number of messages the client already shows.
 #[server(endpoint = "poll")]
 pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {

@@ -132,6 +132,57 @@ pub struct ConversationView {
     pub attachment_limit_mib: u32,
 }
 
+/// A conversation as the page asks for it again: only the messages it does not have yet, when the
+/// ones it has are still as they were.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationPart {
+    /// The index of `view.messages[0]` in the whole conversation: 0 for the whole of it.
+    pub from: usize,
+    /// [`messages_digest`] of the whole conversation's messages, for the next request.
+    pub digest: String,
+    pub view: ConversationView,
+}
+
+impl ConversationPart {
+    /// The whole view: `known` (the page's messages before this part) with the new ones after
+    /// the first `from`.
+    pub fn merged(self, known: Option<&ConversationView>) -> ConversationView {
+        let mut view = self.view;
+        if self.from > 0 {
+            let mut messages = known.map(|known| known.messages[..self.from].to_vec()).unwrap_or_default();
+            messages.append(&mut view.messages);
+            view.messages = messages;
+        }
+        view
+    }
+}
+
+/// A digest of messages as the page shows them (every field of each): equal digests mean the page
+/// shows these messages as they are. FNV-1a over each message's JSON; not a security boundary
+/// (the page reads only its own conversation), only a check that what it has is current.
+pub fn messages_digest(messages: &[MessageView]) -> String {
+    digests(messages, 0).1
+}
+
+/// The digest of the first `at` messages (when there are that many) and of all of them, in one
+/// pass.
+pub fn digests(messages: &[MessageView], at: usize) -> (Option<String>, String) {
+    let finish = |hash: u64, count: usize| format!("{hash:016x}-{count}");
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut prefix = (at == 0).then(|| finish(hash, 0));
+    for (index, message) in messages.iter().enumerate() {
+        let json = serde_json::to_string(message).unwrap_or_default();
+        for byte in json.bytes().chain([0xff]) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        if index + 1 == at {
+            prefix = Some(finish(hash, at));
+        }
+    }
+    (prefix, finish(hash, messages.len()))
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionView {
     /// Binds the answer to this question; an answer with another digest is refused.

@@ -55,6 +55,33 @@ test("sign in, start a conversation, send a message and see the demo reply", asy
   expect(errors).toEqual([]);
 });
 
+test("after its first load the page fetches only the messages it does not have", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  const loads: { known: number; from: number; count: number }[] = [];
+  page.on("response", async (response) => {
+    if (!response.url().endsWith("/api/conversation_since")) return;
+    const known = Number(new URLSearchParams(response.request().postData() ?? "").get("known"));
+    const part = await response.json();
+    loads.push({ known, from: part.from, count: part.view.messages.length });
+  });
+  await signIn(page);
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await waitForHydration(page);
+  const messages = page.locator(".messages .message");
+  for (const text of ["one", "two", "three"]) {
+    await page.getByLabel("Message").fill(text);
+    await page.getByRole("button", { name: "Send" }).click();
+    await expect(page.locator(".messages .message.assistant").last()).toContainText(`You said: \u201c${text}\u201d`);
+  }
+  await expect(messages).toHaveCount(6);
+  // Once the page has messages, a load brings only the ones after them.
+  const partial = loads.filter((load) => load.known > 0 && load.from === load.known);
+  expect(partial.length, JSON.stringify(loads)).toBeGreaterThan(0);
+  for (const load of partial) expect(load.count, JSON.stringify(loads)).toBeLessThanOrEqual(2);
+  expect(errors).toEqual([]);
+});
+
 test("without the event stream the reply still arrives by polling", async ({ page }) => {
   const errors = watchPageErrors(page);
   // A proxy that drops server-sent events: the panel falls back to polling.

@@ -6,11 +6,12 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::api::{
-    get_conversation, poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment,
+    get_conversation_since, poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment,
     RenameConversation, Retry, SendMessage, StopReply,
 };
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
+use crate::error::AppError;
 use crate::i18n::Text;
 use crate::live_draft::LiveDraft;
 use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole};
@@ -51,6 +52,8 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     #[cfg(feature = "hydrate")]
     listen(conversation_id, poll, live, draft);
 
+    // The last conversation loaded and its messages' digest, for the next load to build on.
+    let loaded = StoredValue::new(None::<(ConversationView, String)>);
     let conversation = Resource::new(
         move || {
             (
@@ -66,11 +69,18 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 poll.get(),
             )
         },
-        |(id, ..)| async move {
-            match id {
-                Some(id) => get_conversation(id).await.map(Some),
-                None => Ok(None),
-            }
+        move |(id, ..)| async move {
+            let Some(id) = id else { return Ok(None) };
+            // What the page has of this conversation, if anything: the server then sends only
+            // what came after it (or everything, when what the page has is no longer current).
+            let known = loaded.try_update_value(Option::take).flatten().filter(|(view, _)| view.id == id);
+            let (count, digest) =
+                known.as_ref().map(|(view, digest)| (view.messages.len(), digest.clone())).unwrap_or_default();
+            let part = get_conversation_since(id, count, digest).await?;
+            let digest = part.digest.clone();
+            let view = part.merged(known.as_ref().map(|(view, _)| view));
+            loaded.set_value(Some((view.clone(), digest)));
+            Ok::<_, AppError>(Some(view))
         },
     );
 

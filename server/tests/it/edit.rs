@@ -129,3 +129,57 @@ async fn editing_while_a_card_waits_starts_over_from_the_edited_message() {
     assert!(effects.titles.lock().unwrap().is_empty(), "the card's write never ran");
     server.stop().await;
 }
+
+async fn since(client: &Client, id: &str, known: &str, digest: &str) -> Value {
+    let (status, part) =
+        client.call_json("conversation_since", &[("id", id), ("known", known), ("digest", digest)]).await;
+    assert_eq!(status, 200, "{part}");
+    part
+}
+
+#[tokio::test]
+async fn a_page_gets_only_the_messages_it_lacks_and_all_of_them_when_what_it_has_changed() {
+    let server = TestServer::start_services(tempfile::tempdir().unwrap(), services(&Effects::default())).await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    say(&client, &id, "first").await;
+
+    let whole = since(&client, &id, "0", "").await;
+    assert_eq!(whole["from"], 0);
+    assert_eq!(texts(&whole["view"]), ["first", "Echo: first"]);
+    let first_digest = whole["digest"].as_str().unwrap().to_string();
+
+    say(&client, &id, "second").await;
+    let part = since(&client, &id, "2", &first_digest).await;
+    assert_eq!(part["from"], 2, "the page's two messages are current: {part}");
+    assert_eq!(texts(&part["view"]), ["second", "Echo: second"]);
+    assert_eq!(part["view"]["status"], "idle");
+    let second_digest = part["digest"].as_str().unwrap().to_string();
+    assert_ne!(second_digest, first_digest);
+    let nothing_new = since(&client, &id, "4", &second_digest).await;
+    assert_eq!((nothing_new["from"].as_u64(), texts(&nothing_new["view"]).len()), (Some(4), 0));
+
+    // What the page has does not match: a wrong digest, more messages than there are.
+    for (known, digest) in [("2", "0123456789abcdef-2"), ("2", second_digest.as_str()), ("9", second_digest.as_str())] {
+        let all = since(&client, &id, known, digest).await;
+        assert_eq!(all["from"], 0, "{known} {digest}");
+        assert_eq!(texts(&all["view"]).len(), 4);
+    }
+
+    // An edit in another tab: the page's first two messages were these, but are no longer.
+    let edited = client.settled_conversation(&id).await;
+    let (status, body) = edit(&client, &id, &message_id(&edited, 0), "changed").await;
+    assert_eq!(status, 200, "{body}");
+    client.settled_conversation(&id).await;
+    let after_edit = since(&client, &id, "2", &first_digest).await;
+    assert_eq!(after_edit["from"], 0, "same count, other content: everything again");
+    assert_eq!(texts(&after_edit["view"]), ["changed", "Echo: changed"]);
+
+    // Malformed, or someone else's: refused as the whole conversation is.
+    let (status, _) = client.call_json("conversation_since", &[("id", &id), ("known", "-1"), ("digest", "")]).await;
+    assert_eq!(status, 400);
+    let intruder = server.signed_in("mallory").await;
+    let (status, _) = intruder.call_json("conversation_since", &[("id", &id), ("known", "0"), ("digest", "")]).await;
+    assert_eq!(status, 404);
+    server.stop().await;
+}
