@@ -103,7 +103,7 @@ async fn measure() {
     let reference_dir = tempfile::tempdir().unwrap();
     let reference = reference::Reference::start(
         reference_dir.path(),
-        scenarios::THROUGHPUT_ANSWERS,
+        scenarios::RUNS * scenarios::THROUGHPUT_ANSWERS,
         scenarios::POLLED_HISTORY + 1,
         scenarios::LONG_CONVERSATION,
     )
@@ -111,7 +111,19 @@ async fn measure() {
 
     if args.wants("memory") {
         eprintln!("memory and 1,000 event streams");
-        scenarios::memory_and_event_streams(&mut report, &server, &client).await;
+        // The same server binary once more, its allocator told to return freed pages at once.
+        let purging_dir = tempfile::tempdir().unwrap();
+        let purging = process::ServerProcess::start_with(
+            &args.server,
+            &args.site,
+            purging_dir.path(),
+            &model_url,
+            &[(scenarios::PURGE_NOW.0, scenarios::PURGE_NOW.1)],
+        )
+        .await;
+        let purging_client = process::Client::signed_in(&purging.base, "demo").await;
+        scenarios::memory_and_event_streams(&mut report, (&server, &client), (&purging, &purging_client)).await;
+        purging.stop().await;
     }
     if args.wants("continuation") {
         eprintln!("answer → continuation latency");

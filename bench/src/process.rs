@@ -36,6 +36,29 @@ impl ServerProcess {
     }
 
     pub async fn spawn(binary: &Path, site_root: &Path, database: &str, model_url: &str, role: Role) -> ServerProcess {
+        Self::spawn_with(binary, site_root, database, model_url, role, &[]).await
+    }
+
+    /// One process doing everything on a SQLite file in `dir`, with extra environment variables.
+    pub async fn start_with(
+        binary: &Path,
+        site_root: &Path,
+        dir: &Path,
+        model_url: &str,
+        env: &[(&str, &str)],
+    ) -> ServerProcess {
+        let database = dir.join("bench.db").display().to_string();
+        Self::spawn_with(binary, site_root, &database, model_url, Role::Both, env).await
+    }
+
+    async fn spawn_with(
+        binary: &Path,
+        site_root: &Path,
+        database: &str,
+        model_url: &str,
+        role: Role,
+        env: &[(&str, &str)],
+    ) -> ServerProcess {
         let (web, worker) = match role {
             Role::Both => ("on", "on"),
             Role::Web => ("on", "off"),
@@ -53,6 +76,7 @@ impl ServerProcess {
             .env("TOURGUIDE_OPENAI_MODEL", "bench-model")
             .env("TOURGUIDE_OPENAI_BASE_URL", model_url)
             .env("RUST_LOG", "error")
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()

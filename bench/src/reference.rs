@@ -321,11 +321,12 @@ impl Reference {
         Reference { base, http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap() }
     }
 
-    /// Each of the `count` waiting conversations answered once, `concurrency` at a time.
-    pub async fn answer_load(&self, count: usize, concurrency: usize) -> Load {
+    /// The waiting conversations `first..first + count` answered once each, `concurrency` at a
+    /// time.
+    pub async fn answer_load(&self, first: usize, count: usize, concurrency: usize) -> Load {
         let (http, url) = (self.http.clone(), Arc::new(format!("{}/answer", self.base)));
-        let (sample, elapsed) = bounded(count, concurrency, move |n| {
-            let (http, url) = (http.clone(), url.clone());
+        let (sample, elapsed) = bounded(count, concurrency, move |i| {
+            let (http, url, n) = (http.clone(), url.clone(), first + i);
             async move {
                 let form = [
                     ("conversation_id", format!("conversation-{n}")),

@@ -243,12 +243,23 @@ async fn open_streams(
     Streams { idle, with_streams, after_close: rss(), opened_in, fan_out }
 }
 
-pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProcess, client: &Client) {
+/// mimalloc's setting for returning freed memory to the system at once instead of after a delay
+/// (which, on threads that then go quiet, it may never reach).
+pub const PURGE_NOW: (&str, &str) = ("MIMALLOC_PURGE_DELAY", "0");
+
+async fn streams_of(server: &ServerProcess, client: &Client) -> Streams {
     let id = client.create_conversation().await;
     let url = format!("{}/events/conversations/{id}", client.base);
-    let ours =
-        open_streams(&client.http, &url, async || client.send(&id, "hello, all of you").await, || server.rss_kib())
-            .await;
+    open_streams(&client.http, &url, async || client.send(&id, "hello, all of you").await, || server.rss_kib()).await
+}
+
+pub async fn memory_and_event_streams(
+    report: &mut Report,
+    (server, client): (&ServerProcess, &Client),
+    (purging, purging_client): (&ServerProcess, &Client),
+) {
+    let ours = streams_of(server, client).await;
+    let returning = streams_of(purging, purging_client).await;
 
     let reference = SseReferenceProcess::start().await;
     let http = reqwest::Client::new();
@@ -259,16 +270,24 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
 
     report.section(
         "Server memory and 1,000 open event streams",
-        "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing open. \
-         Then 1,000 `GET /events/conversations/{id}` streams of one session on one conversation (1,000 TCP \
-         connections, at most 50 being opened at a time), each counted once it received its `ready` event; then a message is sent and every stream \
-         must hear `changed`. **Limit reference**, measured in the same run: a bare axum SSE fan-out in a process of \
-         its own on the same allocator (one broadcast channel, `ready` then `changed` on `POST /send`; no session, \
-         no database; `bench/src/sse_reference.rs`), opened and triggered the same way.",
+        &format!(
+            "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing \
+             open. Then 1,000 `GET /events/conversations/{{id}}` streams of one session on one conversation (1,000 \
+             TCP connections, at most 50 being opened at a time), each counted once it received its `ready` event; \
+             then a message is sent and every stream must hear `changed`. *Returning pages*: the same binary started \
+             with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits, and keeps \
+             what a thread freed until that thread allocates again). **Limit reference**, measured in the same run: \
+             a bare axum SSE fan-out in a process of its own on the same allocator (one broadcast channel, `ready` \
+             then `changed` on `POST /send`; no session, no database; `bench/src/sse_reference.rs`), opened and \
+             triggered the same way.",
+            PURGE_NOW.0, PURGE_NOW.1
+        ),
     );
-    let row = |name: &str, value: &dyn Fn(&Streams) -> String| vec![name.to_string(), value(&ours), value(&bare)];
+    let row = |name: &str, value: &dyn Fn(&Streams) -> String| {
+        vec![name.to_string(), value(&ours), value(&returning), value(&bare)]
+    };
     report.table(
-        &["measure", "Tourguide", "limit reference"],
+        &["measure", "Tourguide", "Tourguide, returning pages", "limit reference"],
         &[
             row("RSS idle", &|s| mib(s.idle)),
             row("RSS with 1,000 open streams", &|s| mib(s.with_streams)),
@@ -281,6 +300,42 @@ pub async fn memory_and_event_streams(report: &mut Report, server: &ServerProces
                 format!("{} / {}", ms(s.fan_out.p99()), ms(s.fan_out.percentile(100.0)))
             }),
         ],
+    );
+    report.figure(
+        Figure::new("idle_rss_mib", "RSS at rest", ours.idle as f64 / 1024.0, "MiB", Better::Lower)
+            .reference(bare.idle as f64 / 1024.0),
+    );
+    report.figure(
+        Figure::new(
+            "idle_rss_returning_mib",
+            "RSS at rest, returning pages",
+            returning.idle as f64 / 1024.0,
+            "MiB",
+            Better::Lower,
+        )
+        .reference(bare.idle as f64 / 1024.0),
+    );
+    report.figure(
+        Figure::new(
+            "rss_per_stream_returning_kib",
+            "RSS per open event stream, returning pages",
+            returning.per_stream_kib(),
+            "KiB",
+            Better::Lower,
+        )
+        .reference(bare.per_stream_kib())
+        .target(10.0),
+    );
+    report.figure(
+        Figure::new(
+            "stream_memory_kept_returning_pct",
+            "streams' memory still held 1 s after they closed, returning pages",
+            returning.kept_after_close(),
+            "%",
+            Better::Lower,
+        )
+        .reference(bare.kept_after_close())
+        .target(10.0),
     );
     report.figure(
         Figure::new("rss_per_stream_kib", "RSS per open event stream", ours.per_stream_kib(), "KiB", Better::Lower)
@@ -393,7 +448,7 @@ pub async fn answer_to_continuation(report: &mut Report, client: &Client, model:
 }
 
 const FIRST_TOKEN_ROUNDS: usize = 40;
-const COST_TOKENS: usize = 4_000;
+const COST_TOKENS: usize = 20_000;
 
 /// The time from the model writing a reply's first token to that token arriving on the page's
 /// event stream, and the server's CPU time per streamed token.
@@ -478,6 +533,18 @@ async fn read_until(events: &mut reqwest::Response, seen: &mut String, marker: &
 }
 
 pub(crate) const THROUGHPUT_ANSWERS: usize = 1_000;
+/// Each throughput load is measured this many times; the report keeps the median run.
+pub(crate) const RUNS: usize = 3;
+
+/// The run with the median throughput.
+fn median(mut runs: Vec<Load>) -> Load {
+    runs.sort_by(|a, b| rate(a).total_cmp(&rate(b)));
+    runs.swap_remove(runs.len() / 2)
+}
+
+fn runs_of(runs: &[Load]) -> String {
+    runs.iter().map(Load::throughput).collect::<Vec<_>>().join(", ")
+}
 const CONCURRENCY: usize = 8;
 
 /// What a load loop measured: each call's latency, and the wall time of the whole loop.
@@ -494,8 +561,8 @@ impl Load {
 
 /// `THROUGHPUT_ANSWERS` distinct questions answered by `CONCURRENCY` clients, spread over the web
 /// processes of `clients` (the first sets the questions up); returns once every run finished.
-pub async fn answer_load(clients: &[Client]) -> Load {
-    let questions = Arc::new(asked(&clients[0], THROUGHPUT_ANSWERS, "load-").await);
+pub async fn answer_load(clients: &[Client], prefix: &str) -> Load {
+    let questions = Arc::new(asked(&clients[0], THROUGHPUT_ANSWERS, prefix).await);
     let (clients_, questions_) = (Arc::new(clients.to_vec()), questions.clone());
     let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
         let (clients, questions) = (clients_.clone(), questions_.clone());
@@ -509,8 +576,14 @@ pub async fn answer_load(clients: &[Client]) -> Load {
 }
 
 pub async fn answer_throughput(report: &mut Report, client: &Client, reference: &Reference) -> Load {
-    let load = answer_load(std::slice::from_ref(client)).await;
-    let reference = reference.answer_load(THROUGHPUT_ANSWERS, CONCURRENCY).await;
+    // Tourguide and its reference in turns, so both meet the machine's ups and downs alike.
+    let (mut ours, mut bare) = (Vec::new(), Vec::new());
+    for run in 0..RUNS {
+        ours.push(answer_load(std::slice::from_ref(client), &format!("load-{run}-")).await);
+        bare.push(reference.answer_load(run * THROUGHPUT_ANSWERS, THROUGHPUT_ANSWERS, CONCURRENCY).await);
+    }
+    let spread = format!("Tourguide {}; reference {}", runs_of(&ours), runs_of(&bare));
+    let (load, reference) = (median(ours), median(bare));
     report.section(
         "Answer endpoint throughput",
         &format!(
@@ -519,7 +592,8 @@ pub async fn answer_throughput(report: &mut Report, client: &Client, reference: 
              the answered runs on at the same time, on the same cores. **Limit reference**, measured in the same run: \
              a bare axum handler on Tourguide's schema and SQLite settings that does only an answer's database work \
              (session, conversation and pause read; one transaction with the guarded UPDATE, the line and the job), \
-             no checks, no worker (`bench/src/reference.rs`)."
+             no checks, no worker (`bench/src/reference.rs`). Each measured {RUNS} times, in turns; the table \
+             shows the run with the median throughput (all runs: {spread})."
         ),
     );
     let ratio = |ours: f64, reference: f64| format!("{:.0} %", 100.0 * ours / reference);
@@ -607,9 +681,15 @@ async fn poll_load(clients: &[Client], id: &str, after: &str, total: usize) -> L
 pub(crate) const POLLED_HISTORY: usize = 100;
 
 /// Fast and full polls of one working conversation with a history, spread over `clients`.
-pub async fn poll_loads(server: &ServerProcess, clients: &[Client]) -> (Load, Load) {
-    let id = working_conversation(&clients[0]).await;
+/// A working conversation with `POLLED_HISTORY` messages before its turn.
+async fn polled_conversation(server: &ServerProcess, client: &Client) -> String {
+    let id = working_conversation(client).await;
     insert_messages(server, &id, POLLED_HISTORY).await;
+    id
+}
+
+pub async fn poll_loads(server: &ServerProcess, clients: &[Client]) -> (Load, Load) {
+    let id = polled_conversation(server, &clients[0]).await;
     let known = (POLLED_HISTORY + 1).to_string();
     let fast = poll_load(clients, &id, &known, FAST_POLLS).await;
     let full = poll_load(clients, &id, "0", FULL_POLLS).await;
@@ -622,10 +702,24 @@ pub async fn poll_throughput(
     client: &Client,
     reference: &Reference,
 ) -> (Load, Load) {
-    let (fast, full) = poll_loads(server, std::slice::from_ref(client)).await;
     let known = POLLED_HISTORY + 1;
-    let bare_fast = reference.poll_load(known, FAST_POLLS, CONCURRENCY).await;
-    let bare_full = reference.poll_load(0, FULL_POLLS, CONCURRENCY).await;
+    let id = polled_conversation(server, client).await;
+    let clients = std::slice::from_ref(client);
+    let (mut fasts, mut fulls, mut bare_fasts, mut bare_fulls) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        fasts.push(poll_load(clients, &id, &known.to_string(), FAST_POLLS).await);
+        bare_fasts.push(reference.poll_load(known, FAST_POLLS, CONCURRENCY).await);
+        fulls.push(poll_load(clients, &id, "0", FULL_POLLS).await);
+        bare_fulls.push(reference.poll_load(0, FULL_POLLS, CONCURRENCY).await);
+    }
+    let spread = format!(
+        "fast {}, its reference {}; full {}, its reference {}",
+        runs_of(&fasts),
+        runs_of(&bare_fasts),
+        runs_of(&fulls),
+        runs_of(&bare_fulls)
+    );
+    let (fast, full, bare_fast, bare_full) = (median(fasts), median(fulls), median(bare_fasts), median(bare_fulls));
     report.section(
         "Poll throughput",
         &format!(
@@ -636,7 +730,8 @@ pub async fn poll_throughput(
              **Limit reference**, measured in the same run: bare handlers on the same schema and settings \
              (`bench/src/reference.rs`); fast: the session, the conversation row and its message count; full: the \
              session, then the conversation row and its messages in one read transaction, serialised to JSON as \
-             stored."
+             stored. Each measured {RUNS} times, in turns; the table shows the run with the median throughput \
+             (all runs: {spread})."
         ),
     );
     let row = |name: &str, load: &Load| {
@@ -682,7 +777,7 @@ pub async fn postgres_side_by_side(
     let web_a = start(Role::Web).await;
     let web_b = start(Role::Web).await;
     let clients = [Client::signed_in(&web_a.base, "demo").await, Client::signed_in(&web_b.base, "demo").await];
-    let answers = answer_load(&clients).await;
+    let answers = answer_load(&clients, "load-pg-").await;
     let (fast, full) = poll_loads(&web_a, &clients).await;
     report.section(
         "SQLite and PostgreSQL side by side",

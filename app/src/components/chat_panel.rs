@@ -6,12 +6,11 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::api::{
-    get_conversation_since, poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment,
-    RenameConversation, Retry, SendMessage, StopReply,
+    poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment, RenameConversation, Retry,
+    SendMessage, StopReply,
 };
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
-use crate::error::AppError;
 use crate::i18n::Text;
 use crate::live_draft::LiveDraft;
 use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole};
@@ -53,7 +52,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     listen(conversation_id, poll, live, draft);
 
     // The last conversation loaded and its messages' digest, for the next load to build on.
-    let loaded = StoredValue::new(None::<(ConversationView, String)>);
+    let loaded: Loaded = StoredValue::new(None);
     let conversation = Resource::new(
         move || {
             (
@@ -70,17 +69,10 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
             )
         },
         move |(id, ..)| async move {
-            let Some(id) = id else { return Ok(None) };
-            // What the page has of this conversation, if anything: the server then sends only
-            // what came after it (or everything, when what the page has is no longer current).
-            let known = loaded.try_update_value(Option::take).flatten().filter(|(view, _)| view.id == id);
-            let (count, digest) =
-                known.as_ref().map(|(view, digest)| (view.messages.len(), digest.clone())).unwrap_or_default();
-            let part = get_conversation_since(id, count, digest).await?;
-            let digest = part.digest.clone();
-            let view = part.merged(known.as_ref().map(|(view, _)| view));
-            loaded.set_value(Some((view.clone(), digest)));
-            Ok::<_, AppError>(Some(view))
+            match id {
+                Some(id) => load(id, loaded).await,
+                None => Ok(None),
+            }
         },
     );
 
@@ -527,6 +519,30 @@ fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl In
             <button type="submit" class="primary" disabled=move || send.pending().get()>{lang.t(Text::Send)}</button>
         </ActionForm>
     }
+}
+
+/// The last conversation loaded and its messages' digest.
+type Loaded = StoredValue<Option<(ConversationView, String)>>;
+
+/// Loads the conversation in the browser: only what came after the messages the page has (or
+/// everything, when those are no longer current; see `get_conversation_since`).
+#[cfg(feature = "hydrate")]
+async fn load(id: String, loaded: Loaded) -> Result<Option<ConversationView>, crate::error::AppError> {
+    let known = loaded.try_update_value(Option::take).flatten().filter(|(view, _)| view.id == id);
+    let (count, digest) =
+        known.as_ref().map(|(view, digest)| (view.messages.len(), digest.clone())).unwrap_or_default();
+    let part = crate::api::get_conversation_since(id, count, digest).await?;
+    let digest = part.digest.clone();
+    let view = part.merged(known.as_ref().map(|(view, _)| view));
+    loaded.set_value(Some((view.clone(), digest)));
+    Ok(Some(view))
+}
+
+/// Rendering a page on the server starts from nothing and keeps nothing for the browser (its first
+/// load starts from nothing too): the whole conversation, no digest made.
+#[cfg(not(feature = "hydrate"))]
+async fn load(id: String, _loaded: Loaded) -> Result<Option<ConversationView>, crate::error::AppError> {
+    crate::api::get_conversation(id).await.map(Some)
 }
 
 #[component]
