@@ -6,6 +6,9 @@
 //! answers at once (see `model`), so the figures are the server's own. Loops are bounded by a
 //! count, never by time.
 
+#[macro_use]
+mod seed;
+
 mod browser;
 mod model;
 mod process;

@@ -218,20 +218,7 @@ async fn seed_conversation(db: &Db, id: &str, status: &str, count: usize) {
             .execute(&mut *tx)
             .await
             .unwrap();
-        for n in 0..count {
-            let (role, content) = (if n.is_multiple_of(2) { "user" } else { "assistant" }, crate::scenarios::message_text(n));
-            let (html, version) = crate::scenarios::stored_html(role, &content);
-            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
-                .bind(id)
-                .bind(role)
-                .bind(&content)
-                .bind(1_700_000_000 + n as i64)
-                .bind(html)
-                .bind(version)
-                .execute(&mut *tx)
-                .await
-                .unwrap();
-        }
+        insert_transcript!(tx, id, count);
         tx.commit().await.unwrap();
     }
     .await);

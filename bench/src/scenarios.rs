@@ -818,45 +818,12 @@ pub async fn postgres_side_by_side(
 pub(crate) const LONG_CONVERSATION: usize = 200;
 const SSR_ROUNDS: usize = 100;
 
-pub(crate) fn message_text(n: usize) -> String {
-    if n.is_multiple_of(2) {
-        format!("Question {n}: could you look at the **opening hours** on the [contact page](/pages/3) and tell me what reads oddly?")
-    } else {
-        format!(
-            "Answer {n}. Three things stand out:\n\n1. The hours use *two* formats.\n2. Sunday is missing.\n3. The phone \
-             number is `+49 30 1234567` in one place and different in another.\n\n> Keep one format throughout.\n\n\
-             ```\nMo–Fr 07:00–18:00\nSa 08:00–13:00\n```"
-        )
-    }
-}
-
 /// Appends `count` messages (alternating question and Markdown answer) straight to the database.
-/// A line as the server writes it: an assistant line with its rendering, made once.
-pub(crate) fn stored_html(role: &str, content: &str) -> (Option<String>, Option<i64>) {
-    match role {
-        "assistant" => (Some(server::markdown::to_safe_html(content)), Some(server::markdown::RENDERER_VERSION)),
-        _ => (None, None),
-    }
-}
-
 async fn insert_messages(server: &ServerProcess, id: &str, count: usize) {
     let db = server.open_database().await;
     on!(&db, pool => {
         let mut tx = pool.begin().await.unwrap();
-        for n in 0..count {
-            let (role, content) = (if n.is_multiple_of(2) { "user" } else { "assistant" }, message_text(n));
-            let (html, version) = stored_html(role, &content);
-            sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
-                .bind(id)
-                .bind(role)
-                .bind(&content)
-                .bind(1_700_000_000 + n as i64)
-                .bind(html)
-                .bind(version)
-                .execute(&mut *tx)
-                .await
-                .unwrap();
-        }
+        insert_transcript!(tx, id, count);
         tx.commit().await.unwrap();
     });
     db.close().await;
@@ -1033,23 +1000,6 @@ fn conversation_id(n: usize) -> String {
 
 const GROWTH_LINES: [(&str, &str); 2] =
     [("user", "How do I word the opening hours?"), ("assistant", "One format, every day named.")];
-
-/// One message as the server writes it, on `$executor` (a transaction of either backend).
-macro_rules! insert_message {
-    ($executor:expr, $id:expr, $role:expr, $content:expr, $at:expr) => {{
-        let (html, version) = stored_html($role, $content);
-        sqlx::query("INSERT INTO messages (conversation_id, role, content, created_at, html, html_version) VALUES ($1, $2, $3, $4, $5, $6)")
-            .bind($id)
-            .bind($role)
-            .bind($content)
-            .bind($at)
-            .bind(html)
-            .bind(version)
-            .execute($executor)
-            .await
-            .unwrap();
-    }};
-}
 
 /// Adds conversations `from..to` to the user, each with a question and an answer.
 async fn add_conversations(db: &Db, user: i64, from: usize, to: usize, id_of: impl Fn(usize) -> String) {
