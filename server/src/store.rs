@@ -296,11 +296,17 @@ enum Then<'a> {
     DropDraft,
 }
 
+/// The HTML a line is stored with, made once when it is written: an assistant line's Markdown,
+/// rendered and sanitised; none for the reader's own lines, which are never interpreted.
+fn stored_rendering(role: MessageRole, content: &str) -> Option<String> {
+    (role == MessageRole::Assistant).then(|| to_safe_html(content))
+}
+
 impl Then<'_> {
-    /// The safe HTML of an assistant line this step writes, made once at write time.
+    /// The safe HTML of a line this step writes, made once at write time.
     fn rendered(&self) -> Option<String> {
-        match self {
-            Then::Message { role: MessageRole::Assistant, content, .. } => Some(to_safe_html(content)),
+        match *self {
+            Then::Message { role, content, .. } => stored_rendering(role, content),
             _ => None,
         }
     }

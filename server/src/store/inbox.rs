@@ -5,8 +5,9 @@ use db::{now, on, on_read};
 use runtime::DenialReason;
 use uuid::Uuid;
 
-use super::{Arg, ConversationRow, Store, StoreError, Then};
+use super::{stored_rendering, Arg, ConversationRow, Store, StoreError, Then};
 use crate::conversation::{Conversation, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply};
+use crate::markdown::RENDERER_VERSION;
 
 /// A decision or answer given in the inbox, waiting for the worker or refused by the runtime.
 #[derive(Debug, Clone, PartialEq)]
@@ -217,7 +218,7 @@ impl Store {
         content: &str,
         notice: Notice,
     ) -> Result<(), StoreError> {
-        let html = (role == MessageRole::Assistant).then(|| crate::markdown::to_safe_html(content));
+        let html = stored_rendering(role, content);
         on!(&self.db, pool => sqlx::query(
             "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -228,7 +229,7 @@ impl Store {
         .bind(notice.as_str())
         .bind(now())
         .bind(html.as_deref())
-        .bind(html.as_ref().map(|_| crate::markdown::RENDERER_VERSION))
+        .bind(html.as_ref().map(|_| RENDERER_VERSION))
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;
