@@ -67,7 +67,7 @@ pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> 
 }
 
 /// The conversation as the page loads it again: `known` is the number of messages it shows and
-/// `digest` their [`crate::model::messages_digest`] from the last load. When those are still the
+/// `digest` their digest from the last load ([`crate::model::digests`]). When those are still the
 /// conversation's first messages, unchanged, only the ones after them come back; otherwise all.
 #[server(endpoint = "conversation_since")]
 pub async fn get_conversation_since(

@@ -138,7 +138,7 @@ pub struct ConversationView {
 pub struct ConversationPart {
     /// The index of `view.messages[0]` in the whole conversation: 0 for the whole of it.
     pub from: usize,
-    /// [`messages_digest`] of the whole conversation's messages, for the next request.
+    /// The [`digests`] of the whole conversation's messages, for the next request.
     pub digest: String,
     pub view: ConversationView,
 }
@@ -157,15 +157,10 @@ impl ConversationPart {
     }
 }
 
-/// A digest of messages as the page shows them (every field of each): equal digests mean the page
-/// shows these messages as they are. FNV-1a over each message's JSON; not a security boundary
-/// (the page reads only its own conversation), only a check that what it has is current.
-pub fn messages_digest(messages: &[MessageView]) -> String {
-    digests(messages, 0).1
-}
-
-/// The digest of the first `at` messages (when there are that many) and of all of them, in one
-/// pass.
+/// Digests of messages as the page shows them (every field of each): of the first `at` (when there
+/// are that many) and of all of them, in one pass. Equal digests mean the page shows those
+/// messages as they are. FNV-1a over each message's JSON; not a security boundary (the page reads
+/// only its own conversation), only a check that what it has is current.
 pub fn digests(messages: &[MessageView], at: usize) -> (Option<String>, String) {
     let finish = |hash: u64, count: usize| format!("{hash:016x}-{count}");
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
