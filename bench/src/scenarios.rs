@@ -597,25 +597,21 @@ pub async fn answer_throughput(report: &mut Report, client: &Client, reference: 
         ),
     );
     let ratio = |ours: f64, reference: f64| format!("{:.0} %", 100.0 * ours / reference);
+    let row = |name: &str, load: &Load| {
+        vec![
+            name.into(),
+            load.sample.len().to_string(),
+            ms(load.elapsed),
+            load.throughput(),
+            ms(load.sample.p50()),
+            ms(load.sample.p99()),
+        ]
+    };
     report.table(
         &["server", "answers", "wall time", "throughput", "p50", "p99"],
         &[
-            vec![
-                "Tourguide".into(),
-                load.sample.len().to_string(),
-                ms(load.elapsed),
-                load.throughput(),
-                ms(load.sample.p50()),
-                ms(load.sample.p99()),
-            ],
-            vec![
-                "limit reference".into(),
-                reference.sample.len().to_string(),
-                ms(reference.elapsed),
-                reference.throughput(),
-                ms(reference.sample.p50()),
-                ms(reference.sample.p99()),
-            ],
+            row("Tourguide", &load),
+            row("limit reference", &reference),
             vec![
                 "Tourguide ÷ reference".into(),
                 String::new(),
