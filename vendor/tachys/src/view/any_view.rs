@@ -17,7 +17,7 @@ use crate::{
 };
 use futures::future::{join, join_all};
 use std::{any::TypeId, fmt::Debug};
-#[cfg(any(feature = "ssr", feature = "hydrate"))]
+#[cfg(any(feature = "ssr", all(feature = "hydrate", feature = "lazy")))]
 use std::{future::Future, pin::Pin};
 
 /// A type-erased view. This can be used if control flow requires that multiple different types of
