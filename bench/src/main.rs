@@ -32,7 +32,7 @@ struct Args {
     out: PathBuf,
     figures: PathBuf,
     wasm_note: String,
-    /// `--only memory,ssr`: just these scenarios, for trying a change; the report goes to `--out`
+    /// `--only memory,ssr` (or `poll`, the polls of `load` alone): just these scenarios, for trying a change; the report goes to `--out`
     /// and no figures file is written.
     only: Option<Vec<String>>,
 }
@@ -156,6 +156,10 @@ async fn measure() {
             }
             None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
         }
+    }
+    if args.only.as_ref().is_some_and(|only| only.iter().any(|name| name == "poll")) && !args.wants("load") {
+        eprintln!("poll throughput");
+        scenarios::poll_throughput(&mut report, &server, &client, &reference).await;
     }
     if args.wants("first-load") {
         eprintln!("first load");
