@@ -88,9 +88,9 @@ pub async fn get_conversation_since(
 /// The cheap poll: `after` is the number of messages the client already shows.
 #[server(endpoint = "poll")]
 pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {
-    use crate::backend::{chat, fail, signed_in};
-    let user = signed_in()?;
-    chat()?.poll(&user, &id, after, crate::backend::request_lang()).await.map_err(fail)
+    use crate::backend::{browser_lang, chat, fail, session_token};
+    let token = session_token().ok_or(AppError::Unauthenticated).map_err(fail)?;
+    chat()?.poll(&token, &id, after, browser_lang()).await.map_err(fail)
 }
 
 #[server(endpoint = "send_message")]

@@ -73,7 +73,10 @@ pub trait ChatBackend: Send + Sync + 'static {
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError>;
     async fn create_conversation(&self, user: &CurrentUser, skill: Option<&str>) -> Result<String, AppError>;
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError>;
-    async fn poll(&self, user: &CurrentUser, id: &str, after: usize, lang: Lang) -> Result<PollView, AppError>;
+    /// The cheap poll. It gets the session's token rather than a user: it checks the session in
+    /// the read it makes anyway (`POLL_PATH`). `browser_lang` is for a user who chose none.
+    async fn poll(&self, session_token: &str, id: &str, after: usize, browser_lang: Lang)
+        -> Result<PollView, AppError>;
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
     async fn answer(
         &self,
@@ -198,6 +201,11 @@ pub fn admin() -> Result<Arc<dyn AdminBackend>, AppError> {
     Ok(backends()?.admin)
 }
 
+/// The poll's path. The session middleware leaves its session unresolved (no `CurrentUser`):
+/// `ChatBackend::poll` checks it in the same statement that reads the conversation, which makes
+/// the most frequent request one read instead of three.
+pub const POLL_PATH: &str = "/api/poll";
+
 /// The name of the session cookie; the server's middleware reads it, `login` writes it.
 pub const SESSION_COOKIE: &str = "tourguide_session";
 
@@ -215,9 +223,18 @@ pub fn signed_in() -> Result<CurrentUser, AppError> {
 /// The reader's language: their own setting, else the browser's `Accept-Language`, else English.
 pub fn request_lang() -> Lang {
     let Some(parts) = use_context::<axum::http::request::Parts>() else { return Default::default() };
-    if let Some(language) = parts.extensions.get::<CurrentUser>().and_then(|user| user.language) {
-        return language;
+    match parts.extensions.get::<CurrentUser>().and_then(|user| user.language) {
+        Some(language) => language,
+        None => browser_lang_of(&parts),
     }
+}
+
+/// The browser's language (`Accept-Language`), else English: for a reader who chose none.
+pub fn browser_lang() -> Lang {
+    use_context::<axum::http::request::Parts>().map(|parts| browser_lang_of(&parts)).unwrap_or_default()
+}
+
+fn browser_lang_of(parts: &axum::http::request::Parts) -> Lang {
     parts
         .headers
         .get(axum::http::header::ACCEPT_LANGUAGE)

@@ -5,8 +5,9 @@
 //! - answer: the session check, the conversation and the run's pause read, then one transaction
 //!   with the conversation's guarded UPDATE, the answer's line and the job. No digest or schema
 //!   check, no view, no worker.
-//! - fast poll: the session, the conversation row, its message count; a fixed JSON answer.
-//! - full poll: the session, then the conversation row and its messages in one read transaction,
+//! - fast poll: the session, the conversation row and its message count in one statement (as
+//!   Tourguide's poll reads them); a fixed JSON answer.
+//! - full poll: that statement, then the conversation row and its messages in one read transaction,
 //!   serialised to JSON as they are (the stored HTML included).
 //! - page: the session, the latest 100 conversations' titles and one conversation's messages,
 //!   written into an HTML page with `format!` (the stored HTML as is, user lines escaped).
@@ -146,21 +147,26 @@ const SELECT_MESSAGES: &str =
 
 async fn poll(State(db): State<Db>, headers: HeaderMap, Query(query): Query<PollQuery>) -> Response {
     let result: Result<Response, sqlx::Error> = on_read!(&db, pool => async {
-        let Some(user) = session_user(&db, &headers).await? else { return Ok(StatusCode::UNAUTHORIZED.into_response()) };
-        let status: Option<String> = sqlx::query_scalar("SELECT status FROM conversations WHERE id = $1 AND user_id = $2")
-            .bind(&query.id)
-            .bind(user)
-            .fetch_optional(pool)
-            .await?;
-        let Some(status) = status else { return Ok(StatusCode::NOT_FOUND.into_response()) };
-        if query.after > 0 {
-            let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = $1")
-                .bind(&query.id)
-                .fetch_one(pool)
-                .await?;
-            if total == query.after {
-                return Ok(Json(serde_json::json!({"status": status, "total": total, "conversation": null})).into_response());
-            }
+        // The session, the conversation and its count in one statement, as Tourguide's poll reads them.
+        let found: Option<(String, i64)> = sqlx::query_as(
+            "SELECT c.status, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id)
+             FROM sessions s JOIN conversations c ON c.user_id = s.user_id
+             WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3",
+        )
+        .bind(session_token(&headers))
+        .bind(db::now())
+        .bind(&query.id)
+        .fetch_optional(pool)
+        .await?;
+        let Some((status, total)) = found else {
+            let code = match session_user(&db, &headers).await? {
+                Some(_) => StatusCode::NOT_FOUND,
+                None => StatusCode::UNAUTHORIZED,
+            };
+            return Ok(code.into_response());
+        };
+        if query.after > 0 && total == query.after {
+            return Ok(Json(serde_json::json!({"status": status, "total": total, "conversation": null})).into_response());
         }
         let mut tx = pool.begin().await?;
         let title: String = sqlx::query_scalar("SELECT title FROM conversations WHERE id = $1")

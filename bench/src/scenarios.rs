@@ -721,12 +721,11 @@ pub async fn poll_throughput(
         &format!(
             "`POST /api/poll` on a conversation whose turn is working and which has {known} messages, {CONCURRENCY} \
              concurrent clients. Fast path: the client already has every message (`after={known}`), so the server \
-             checks the session, ownership, status and the message count, and reads no message. Full: `after=0`, the \
-             whole conversation as the page renders it (each assistant line's HTML as stored when it was written). \
-             **Limit reference**, measured in the same run: bare handlers on the same schema and settings \
-             (`bench/src/reference.rs`); fast: the session, the conversation row and its message count; full: the \
-             session, then the conversation row and its messages in one read transaction, serialised to JSON as \
-             stored. Each measured {RUNS} times, in turns; the table shows the run with the median throughput \
+             checks the session, ownership, status and the message count in one statement, and reads no message. \
+             Full: `after=0`, the whole conversation as the page renders it (each assistant line's HTML as stored when \
+             it was written). **Limit reference**, measured in the same run: bare handlers on the same schema and \
+             settings (`bench/src/reference.rs`); fast: the same one statement; full: that statement, then the \
+             conversation row and its messages in one read transaction, serialised to JSON as stored. Each measured {RUNS} times, in turns; the table shows the run with the median throughput \
              (all runs: {spread})."
         ),
     );

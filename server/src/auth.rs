@@ -11,9 +11,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use app::backend::{session_token_in, CurrentUser};
+use app::backend::{session_token_in, CurrentUser, POLL_PATH};
 
-use crate::store::Store;
+use crate::store::{Role, SessionUser, Store};
 
 pub const SESSION_SECONDS: i64 = 60 * 60 * 24 * 14;
 
@@ -48,18 +48,25 @@ pub fn random_password() -> String {
     hex::encode(bytes)
 }
 
+/// The request's view of a session's user.
+pub fn current_user(user: SessionUser) -> CurrentUser {
+    CurrentUser {
+        admin: user.role() == Role::Admin,
+        may_approve_own: user.may_approve_own,
+        id: user.id,
+        username: user.username,
+        language: user.language.as_deref().and_then(app::i18n::Lang::parse),
+    }
+}
+
 /// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
 /// user and send the visitor to the sign-in page without one; server functions answer 401 themselves.
+/// The poll (`POLL_PATH`) checks its session itself, in the statement that reads the conversation.
 pub async fn sessions(State(store): State<Store>, mut request: Request, next: Next) -> Response {
-    let user = match session_token_in(request.headers()) {
+    let token = session_token_in(request.headers()).filter(|_| request.uri().path() != POLL_PATH);
+    let user = match token {
         Some(token) => match store.user_for_session(&token_hash(&token)).await {
-            Ok(found) => found.map(|row| CurrentUser {
-                admin: row.role() == crate::store::Role::Admin,
-                may_approve_own: row.may_approve_own,
-                id: row.id,
-                username: row.username,
-                language: row.language.as_deref().and_then(app::i18n::Lang::parse),
-            }),
+            Ok(found) => found.map(current_user),
             Err(error) => {
                 tracing::error!(%error, "session lookup failed");
                 return StatusCode::INTERNAL_SERVER_ERROR.into_response();

@@ -738,18 +738,34 @@ impl ChatBackend for ChatService {
         Ok(id)
     }
 
-    async fn poll(&self, user: &CurrentUser, id: &str, after: usize, lang: Lang) -> Result<PollView, AppError> {
-        let row = self.owned(user, id).await?;
+    async fn poll(
+        &self,
+        session_token: &str,
+        id: &str,
+        after: usize,
+        browser_lang: Lang,
+    ) -> Result<PollView, AppError> {
+        let hash = crate::auth::token_hash(session_token);
+        let Some(snapshot) = self.store.poll_snapshot(&hash, id).await.map_err(internal)? else {
+            // The rare path: tell an ended session (401) from a conversation that is not theirs (404).
+            return Err(match self.store.user_for_session(&hash).await.map_err(internal)? {
+                Some(_) => AppError::NotFound,
+                None => AppError::Unauthenticated,
+            });
+        };
+        let (user, row) = (crate::auth::current_user(snapshot.user), snapshot.conversation);
         // Only a working turn takes the fast path: a pause must reach the client with its question
         // or card on the first poll that sees it, and a candidate for reconcile must be looked at.
-        if after > 0 && row.status == ConversationStatus::Processing && !self.may_need_reconcile(&row) {
-            let total = self.store.message_count(&row.id).await.map_err(internal)?;
-            if usize::try_from(total).is_ok_and(|total| total == after) {
-                let status = status_view(ConversationStatus::Processing);
-                return Ok(PollView { status, total: after, conversation: None });
-            }
+        if after > 0
+            && row.status == ConversationStatus::Processing
+            && !self.may_need_reconcile(&row)
+            && usize::try_from(snapshot.messages).is_ok_and(|total| total == after)
+        {
+            let status = status_view(ConversationStatus::Processing);
+            return Ok(PollView { status, total: after, conversation: None });
         }
-        let view = self.view_of(user, row, lang).await?;
+        let lang = user.language.unwrap_or(browser_lang);
+        let view = self.view_of(&user, row, lang).await?;
         Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) })
     }
 

@@ -134,6 +134,24 @@ struct ConversationRow {
     recorded_at_ms: Option<i64>,
 }
 
+#[derive(sqlx::FromRow)]
+struct PollRow {
+    #[sqlx(flatten)]
+    conversation: ConversationRow,
+    username: String,
+    language: Option<String>,
+    role: String,
+    may_approve_own: bool,
+    message_count: i64,
+}
+
+/// See `Store::poll_snapshot`.
+pub struct PollSnapshot {
+    pub user: SessionUser,
+    pub conversation: Conversation,
+    pub messages: i64,
+}
+
 fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what} {value:?} of conversation {id}"))
 }
@@ -224,15 +242,17 @@ fn conversations(rows: Vec<ConversationRow>) -> Result<Vec<Conversation>, StoreE
     rows.into_iter().map(Conversation::try_from).collect()
 }
 
+macro_rules! conversation_columns {
+    () => {
+        "c.id, c.user_id, c.title, c.status, c.error_code, c.run_id, c.approval_decision, c.approval_turn_digest,
+         c.pending_input, c.approval_deny_reason, c.skill, c.page_id, c.updated_at, c.approved_through,
+         c.approval_decided_by, c.recorded_at_ms"
+    };
+}
+
 macro_rules! select_conversations {
     ($tail:literal) => {
-        concat!(
-            "SELECT id, user_id, title, status, error_code, run_id, approval_decision, approval_turn_digest,
-                    pending_input, approval_deny_reason, skill, page_id, updated_at, approved_through,
-                    approval_decided_by, recorded_at_ms
-             FROM conversations ",
-            $tail
-        )
+        concat!("SELECT ", conversation_columns!(), " FROM conversations c ", $tail)
     };
 }
 
@@ -641,11 +661,38 @@ impl Store {
     }
 
     /// Counted on the `(conversation_id, id)` index alone: the poll's fast path reads no message.
-    pub async fn message_count(&self, conversation_id: &str) -> Result<i64, StoreError> {
-        Ok(on_read!(&self.db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM messages WHERE conversation_id = $1")
-            .bind(conversation_id)
-            .fetch_one(pool)
-            .await)?)
+    /// A poll's whole read in one statement: the session's user, the conversation if it is
+    /// theirs, and its message count. `None` when the session is unknown or expired, or the
+    /// conversation is not the user's (`user_for_session` tells which, on that rare path). One
+    /// statement instead of three, because on SQLite each costs a hop to the connection's thread
+    /// and back, which is most of a fast poll's time.
+    pub async fn poll_snapshot(&self, token_hash: &str, id: &str) -> Result<Option<PollSnapshot>, StoreError> {
+        let row: Option<PollRow> = on_read!(&self.db, pool => sqlx::query_as(concat!(
+            "SELECT ",
+            conversation_columns!(),
+            ", u.username, u.language, u.role, u.may_approve_own,
+               (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
+             FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
+             WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
+        ))
+        .bind(token_hash)
+        .bind(now())
+        .bind(id)
+        .fetch_optional(pool)
+        .await)?;
+        let Some(row) = row else { return Ok(None) };
+        Ok(Some(PollSnapshot {
+            // The join makes the session's user the conversation's.
+            user: SessionUser {
+                id: row.conversation.user_id,
+                username: row.username,
+                language: row.language,
+                role: row.role,
+                may_approve_own: row.may_approve_own,
+            },
+            conversation: Conversation::try_from(row.conversation)?,
+            messages: row.message_count,
+        }))
     }
 
     pub async fn messages(&self, conversation_id: &str) -> Result<Vec<Message>, StoreError> {
@@ -1301,4 +1348,4 @@ mod inbox;
 pub use inbox::RunDecision;
 
 mod users;
-pub use users::{session_handle, Role, SessionRow, UserRow, UserSummary};
+pub use users::{session_handle, Role, SessionRow, SessionUser, UserRow, UserSummary};

@@ -41,6 +41,23 @@ pub struct UserRow {
     pub may_approve_own: bool,
 }
 
+/// The signed-in user as a session shows them: what a request needs, not the password hash.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct SessionUser {
+    pub id: i64,
+    pub username: String,
+    pub language: Option<String>,
+    pub(crate) role: String,
+    pub may_approve_own: bool,
+}
+
+impl SessionUser {
+    /// As `UserRow::role`: a role this build does not know grants nothing beyond an editor's.
+    pub fn role(&self) -> Role {
+        Role::parse(&self.role).unwrap_or(Role::Editor)
+    }
+}
+
 impl UserRow {
     /// A role this build does not know grants nothing beyond an editor's.
     pub fn role(&self) -> Role {
@@ -191,9 +208,9 @@ impl Store {
             .map(|done| done.rows_affected()))?)
     }
 
-    pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<UserRow>, StoreError> {
+    pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<SessionUser>, StoreError> {
         Ok(on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT u.id, u.username, u.password_hash, u.language, u.role, u.may_approve_own
+            "SELECT u.id, u.username, u.language, u.role, u.may_approve_own
              FROM sessions s JOIN users u ON u.id = s.user_id
              WHERE s.token_hash = $1 AND s.expires_at > $2",
         )

@@ -163,6 +163,39 @@ async fn a_poll_while_the_turn_works_takes_the_fast_path_and_a_change_brings_the
     server.stop().await;
 }
 
+/// The poll checks its session in the read it makes anyway (the middleware leaves it alone): a
+/// session ended or expired in the database is refused by the very next poll, fast path or not.
+#[tokio::test]
+async fn a_poll_refuses_a_session_the_moment_it_ends_or_expires() {
+    let provider = GatedProvider::new();
+    let server = TestServer::start_with(provider.clone()).await;
+    let client = server.signed_in("demo").await;
+    let other_tab = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
+    for poller in [&client, &other_tab] {
+        let (status, fast) = poller.call_json("poll", &[("id", &id), ("after", "1")]).await;
+        assert_eq!((status, fast["conversation"].is_null()), (200, true), "{fast}");
+    }
+
+    // Ended as the command line or another process ends them: in the database, not through us.
+    server.exec("UPDATE sessions SET expires_at = 0 WHERE token_hash = (SELECT MIN(token_hash) FROM sessions)").await;
+    let statuses = [
+        client.call_json("poll", &[("id", &id), ("after", "1")]).await.0,
+        other_tab.call_json("poll", &[("id", &id), ("after", "1")]).await.0,
+    ];
+    assert!(statuses.contains(&401) && statuses.contains(&200), "one session expired: {statuses:?}");
+    server.exec("DELETE FROM sessions").await;
+    for poller in [&client, &other_tab] {
+        for after in ["1", "0"] {
+            let (status, body) = poller.call_json("poll", &[("id", &id), ("after", after)]).await;
+            assert_eq!(status, 401, "{body}");
+        }
+    }
+    provider.gate.add_permits(1);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn the_list_shows_the_latest_conversations_up_to_its_bound() {
     let server = TestServer::start().await;
