@@ -191,7 +191,13 @@ pub async fn retry(conversation_id: String) -> Result<(), AppError> {
 pub async fn edit_message(conversation_id: String, message_id: i64, content: String) -> Result<(), AppError> {
     use crate::backend::{chat, fail, signed_in};
     let user = signed_in()?;
-    chat()?.edit_message(&user, &conversation_id, message_id, &content).await.map_err(fail)
+    chat()?.edit_message(&user, &conversation_id, message_id, &content).await.map_err(fail)?;
+    // A plain form goes back to where it came from, by default with the editor still open
+    // (`?edit=`); the page then shows the conversation the edit started.
+    if let Some(back) = crate::backend::plain_form_referer() {
+        leptos_axum::redirect(&crate::model::without_query_param(&back, "edit"));
+    }
+    Ok(())
 }
 
 /// Takes back a file attached for the next message.

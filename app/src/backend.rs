@@ -306,14 +306,7 @@ pub fn session_token_in(headers: &axum::http::HeaderMap) -> Option<String> {
 pub fn fail(error: AppError) -> AppError {
     // A plain form post (no WASM) is answered with a redirect back to the page, which shows the
     // error; a status here would replace that redirect.
-    let plain_form_post = use_context::<axum::http::request::Parts>().is_some_and(|parts| {
-        parts
-            .headers
-            .get(axum::http::header::ACCEPT)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.contains("text/html"))
-    });
-    if plain_form_post {
+    if use_context::<axum::http::request::Parts>().is_some_and(|parts| is_plain_form_post(&parts)) {
         return error;
     }
     if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
@@ -322,4 +315,27 @@ pub fn fail(error: AppError) -> AppError {
         }
     }
     error
+}
+
+/// A form posted by the browser itself (no WASM): it wants a page back, not data.
+fn is_plain_form_post(parts: &axum::http::request::Parts) -> bool {
+    parts
+        .headers
+        .get(axum::http::header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.contains("text/html"))
+}
+
+/// For a plain form post, the path and query of the page it came from (`Referer`), which the
+/// answer redirects back to by default.
+pub fn plain_form_referer() -> Option<String> {
+    let parts = use_context::<axum::http::request::Parts>()?;
+    if !is_plain_form_post(&parts) {
+        return None;
+    }
+    let referer = parts.headers.get(axum::http::header::REFERER)?.to_str().ok()?;
+    let uri = referer.parse::<axum::http::Uri>().ok()?;
+    // Only the path and query: a redirect never leaves this site.
+    let path = uri.path_and_query()?.as_str();
+    (path.starts_with('/') && !path.starts_with("//") && !path.starts_with("/\\")).then(|| path.to_string())
 }

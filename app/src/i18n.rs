@@ -141,6 +141,7 @@ catalogue! {
     ErrorTooManyAttachments => "At most five files can go with one message.", "Mit einer Nachricht können höchstens fünf Dateien mitgehen.";
     ErrorNoFile => "Choose a file to attach.", "Wähle eine Datei zum Anhängen.";
     EditSubmit => "Send edited message", "Geänderte Nachricht senden";
+    EditCancel => "Cancel", "Abbrechen";
     EditHint => "Everything after this message is replaced by a new reply.", "Alles nach dieser Nachricht wird durch eine neue Antwort ersetzt.";
     EditKeepsChanges => "Changes you approved after this message were applied and stay applied: editing does not undo them.", "Änderungen, die du nach dieser Nachricht freigegeben hast, wurden übernommen und bleiben bestehen: Bearbeiten macht sie nicht rückgängig.";
     ErrorNotEditable => "This message cannot be edited.", "Diese Nachricht lässt sich nicht bearbeiten.";

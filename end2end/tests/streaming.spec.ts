@@ -70,13 +70,19 @@ test("editing an earlier message replaces the conversation after it", async ({ p
   await expect(replies(page).last()).toContainText("Streaming reply to second question");
 
   const first = page.locator(".messages .message.user").first();
-  await first.locator(".edit-message summary").click();
+  // One editor at a time, opened in place and closed again without a page load.
+  await first.locator(".edit-message").click();
+  await expect(page.locator(".edit-form")).toHaveCount(1);
+  await first.getByRole("link", { name: "Cancel" }).click();
+  await expect(page.locator(".edit-form")).toHaveCount(0);
+  await first.locator(".edit-message").click();
   await first.locator(".edit-form textarea").fill("changed question");
   await first.getByRole("button", { name: "Send edited message" }).click();
   await expect(replies(page)).toHaveCount(1);
   await expect(replies(page)).toContainText("Streaming reply to changed question");
   await expect(page.locator(".messages .message.user")).toHaveText(["changed question"].map((text) => new RegExp(text)));
   await expect(page.locator(".messages")).not.toContainText("second question");
+  await expect(page.locator(".edit-form")).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 

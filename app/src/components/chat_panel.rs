@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
+use leptos_router::hooks::{use_location, use_query_map};
 
 use crate::api::{
     poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment, RenameConversation, Retry,
@@ -42,6 +43,14 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
     let stop = ServerAction::<StopReply>::new();
     let edit = ServerAction::<EditMessage>::new();
     let remove = ServerAction::<RemoveAttachment>::new();
+    // The one message being edited. The page renders its editor only (`?edit=` without WASM):
+    // a form under every message of a long conversation made up half of the page's weight.
+    let editing = RwSignal::new(use_query_map().with_untracked(|query| query.get_str("edit")?.parse::<i64>().ok()));
+    Effect::new(move |_| {
+        if let Some(Ok(())) = edit.value().get() {
+            editing.set(None);
+        }
+    });
     let poll = RwSignal::new(0u64);
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
@@ -141,6 +150,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                                     delete
                                     stop
                                     edit
+                                    editing
                                     remove
                                     draft
                                     reload=poll
@@ -171,6 +181,7 @@ fn Conversation(
     delete: ServerAction<DeleteConversation>,
     stop: ServerAction<StopReply>,
     edit: ServerAction<EditMessage>,
+    editing: RwSignal<Option<i64>>,
     remove: ServerAction<RemoveAttachment>,
     draft: RwSignal<Option<LiveDraft>>,
     reload: RwSignal<u64>,
@@ -221,20 +232,42 @@ fn Conversation(
                     let class = if message.note.is_some() { format!("{class} noted") } else { class };
                     let note = message.note.clone().map(|note| view! { <p class="note">{note}</p> });
                     let editor = editor.then(|| {
+                        let (conversation_id, message_id) = (edit_id.clone(), message.id);
+                        let decided_after = message.decided_after;
                         view! {
-                            <MessageEditor
-                                conversation_id=edit_id.clone()
-                                message_id=message.id
-                                content=original
-                                decided_after=message.decided_after
-                                edit
-                            />
+                            <a
+                                class="edit-message"
+                                href=edit_href(Some(message_id))
+                                on:click=move |event| {
+                                    event.prevent_default();
+                                    editing.update(|open| {
+                                        *open = (*open != Some(message_id)).then_some(message_id);
+                                    });
+                                }
+                            >
+                                {lang.t(Text::Edit)}
+                            </a>
+                            {move || {
+                                (editing.get() == Some(message_id))
+                                    .then(|| {
+                                        view! {
+                                            <MessageEditor
+                                                conversation_id=conversation_id.clone()
+                                                message_id
+                                                content=original.clone()
+                                                decided_after
+                                                edit
+                                                editing
+                                            />
+                                        }
+                                    })
+                            }}
                         }
                     });
                     let files = (!message.attachments.is_empty())
                         .then(|| view! { <AttachmentList files=message.attachments.clone()/> });
                     view! {
-                        <li class=class data-message-id=message.id>
+                        <li class=class id=format!("m{}", message.id) data-message-id=message.id>
                             <span class="who">{who}</span>
                             {note}
                             {body}
@@ -471,24 +504,49 @@ fn MessageEditor(
     content: String,
     decided_after: bool,
     edit: ServerAction<EditMessage>,
+    editing: RwSignal<Option<i64>>,
 ) -> impl IntoView {
     let lang = use_lang();
     view! {
-        <details class="edit-message">
-            <summary>{lang.t(Text::Edit)}</summary>
             <ActionForm action=edit attr:class="edit-form">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="message_id" value=message_id.to_string()/>
                 <label class="visually-hidden" for=format!("edit-{message_id}")>{lang.t(Text::Edit)}</label>
-                <textarea id=format!("edit-{message_id}") name="content" rows="3" required>{content}</textarea>
+                <textarea id=format!("edit-{message_id}") name="content" rows="3" required autofocus>{content}</textarea>
                 <p class="hint">{lang.t(Text::EditHint)}</p>
                 {decided_after.then(|| view! { <p class="hint warning">{lang.t(Text::EditKeepsChanges)}</p> })}
-                <button type="submit" class="primary" disabled=move || edit.pending().get()>
-                    {lang.t(Text::EditSubmit)}
-                </button>
+                <div class="edit-actions">
+                    <button type="submit" class="primary" disabled=move || edit.pending().get()>
+                        {lang.t(Text::EditSubmit)}
+                    </button>
+                    <a
+                        href=edit_href(None)
+                        on:click=move |event| {
+                            event.prevent_default();
+                            editing.set(None);
+                        }
+                    >
+                        {lang.t(Text::EditCancel)}
+                    </a>
+                </div>
             </ActionForm>
-        </details>
     }
+}
+
+/// This page with `?edit=` set to `message_id` (or dropped), its other parameters kept (the panel
+/// beside a content page lives at `/pages/{id}?c=…`): how the editor opens and closes without WASM.
+fn edit_href(message_id: Option<i64>) -> String {
+    let location = use_location();
+    let mut query = location.query.get_untracked();
+    query.remove("edit");
+    let anchor = match message_id {
+        Some(id) => {
+            query.insert("edit", id.to_string());
+            format!("#m{id}")
+        }
+        None => String::new(),
+    };
+    format!("{}{}{anchor}", location.pathname.get_untracked(), query.to_query_string())
 }
 
 #[component]

@@ -269,3 +269,47 @@ async fn an_assistant_line_is_rendered_once_when_written_and_read_as_stored() {
     assert_eq!(last_html(&client, &id).await, rendered);
     server.stop().await;
 }
+
+/// A long conversation's page carries one editor at most: the one `?edit=` names (how the Edit link
+/// opens it without WASM). A plain form's edit goes back to the page without the editor.
+#[tokio::test]
+async fn the_page_renders_only_the_editor_asked_for_and_a_plain_form_edit_closes_it() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    for question in ["first question", "second question"] {
+        client.call_json("send_message", &[("conversation_id", &id), ("content", question)]).await;
+        client.settled_conversation(&id).await;
+    }
+    let view = client.settled_conversation(&id).await;
+    let first = view["messages"][0]["id"].as_i64().unwrap();
+    let page = |query: String| {
+        let url = format!("{}/c/{id}{query}", server.base);
+        let http = client.http.clone();
+        async move { http.get(url).send().await.unwrap().text().await.unwrap() }
+    };
+
+    let plain = page(String::new()).await;
+    assert!(plain.contains(&format!("href=\"/c/{id}?edit={first}#m{first}\"")), "an Edit link per own message");
+    assert!(!plain.contains("class=\"edit-form\""), "no editor until one is asked for");
+    let editing = page(format!("?edit={first}")).await;
+    assert_eq!(editing.matches("class=\"edit-form\"").count(), 1, "one editor");
+    assert!(editing.contains(">first question</textarea>"), "the editor of the message asked for");
+    assert!(!editing.contains(">second question</textarea>"));
+
+    let response = client
+        .http
+        .post(format!("{}/api/edit_message", server.base))
+        .header("accept", "text/html")
+        .header("referer", format!("{}/c/{id}?edit={first}", server.base))
+        .form(&[("conversation_id", id.as_str()), ("message_id", &first.to_string()), ("content", "changed question")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 302);
+    assert_eq!(response.headers()["location"], format!("/c/{id}"), "back without the editor");
+    let view = client.settled_conversation(&id).await;
+    assert_eq!(view["messages"][0]["content"], "changed question");
+    assert!(!crate::harness::texts(&view).contains(&"second question".to_string()), "what came after is replaced");
+    server.stop().await;
+}
