@@ -1178,7 +1178,8 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
                 "×",
                 Better::Lower,
             )
-            .target(1.2),
+            .target(1.2)
+            .saturating_at(1.0),
         );
     }
 }

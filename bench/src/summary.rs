@@ -31,16 +31,27 @@ pub struct Figure {
     pub better: Better,
     pub reference: Option<f64>,
     pub target: Option<f64>,
+    /// Values better than this count as this when judging a regression (see `saturating_at`).
+    pub saturation: Option<f64>,
 }
 
 impl Figure {
     pub fn new(key: &'static str, name: impl Into<String>, value: f64, unit: &'static str, better: Better) -> Figure {
-        Figure { key, name: name.into(), value: Some(value), unit, better, reference: None, target: None }
+        Figure {
+            key,
+            name: name.into(),
+            value: Some(value),
+            unit,
+            better,
+            reference: None,
+            target: None,
+            saturation: None,
+        }
     }
 
     /// A figure the bench does not measure yet, shown with its target so the gap is not hidden.
     pub fn unmeasured(key: &'static str, name: impl Into<String>, unit: &'static str, better: Better) -> Figure {
-        Figure { key, name: name.into(), value: None, unit, better, reference: None, target: None }
+        Figure { key, name: name.into(), value: None, unit, better, reference: None, target: None, saturation: None }
     }
 
     pub fn reference(mut self, reference: f64) -> Figure {
@@ -51,6 +62,21 @@ impl Figure {
     pub fn target(mut self, target: f64) -> Figure {
         self.target = Some(target);
         self
+    }
+
+    /// For a ratio whose ideal is `bound` (growth: as fast at scale as small, 1×): a value better
+    /// than the ideal is noise, not a gain to defend, so 0.8× then 1.0× is no regression.
+    pub fn saturating_at(mut self, bound: f64) -> Figure {
+        self.saturation = Some(bound);
+        self
+    }
+
+    fn saturated(&self, value: f64) -> f64 {
+        match (self.saturation, self.better) {
+            (Some(bound), Better::Lower) => value.max(bound),
+            (Some(bound), Better::Higher) => value.min(bound),
+            (None, _) => value,
+        }
     }
 
     fn meets(&self, bound: f64) -> Option<bool> {
@@ -83,7 +109,8 @@ impl Figure {
     }
 
     fn regressed_from(&self, before: f64) -> bool {
-        self.value.is_some_and(|value| match self.better {
+        let before = self.saturated(before);
+        self.value.map(|value| self.saturated(value)).is_some_and(|value| match self.better {
             Better::Higher => value < before * (1.0 - REGRESSION),
             Better::Lower => value > before * (1.0 + REGRESSION),
         })
@@ -225,6 +252,15 @@ mod tests {
         let (table, regressions) = render(&[time(0.5)], &committed("time", 1.0));
         assert!(regressions.is_empty());
         assert!(table.contains("+100 %"), "half the time is twice as good: {table}");
+    }
+
+    #[test]
+    fn a_ratio_better_than_its_ideal_is_noise_not_a_gain_to_defend() {
+        let growth = |value| Figure::new("g", "growth", value, "×", Better::Lower).target(1.2).saturating_at(1.0);
+        let (table, regressions) = render(&[growth(1.04)], &committed("g", 0.79));
+        assert!(regressions.is_empty(), "0.79× then 1.04× is flat both times: {table}");
+        let (table, regressions) = render(&[growth(1.3)], &committed("g", 0.79));
+        assert_eq!(regressions.len(), 1, "1.3× is 30 % slower than flat: {table}");
     }
 
     #[test]
