@@ -150,10 +150,13 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .with_state(state);
     // Pages and JSON compressed as they are sent; the bundle under /pkg was compressed at build
     // time and arrives with its Content-Encoding set, which this layer leaves alone. Its default
-    // predicate skips event streams (a compressor would hold events back) and images. Quality 4
-    // costs little CPU per response and gets most of the gain.
-    let compression =
-        tower_http::compression::CompressionLayer::new().quality(tower_http::compression::CompressionLevel::Precise(4));
+    // predicate skips event streams (a compressor would hold events back) and images; below a
+    // KiB (a poll's answer, an action's `null`) compression costs CPU and saves next to nothing.
+    // Quality 4 costs little CPU per response and gets most of the gain.
+    use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
+    let compression = tower_http::compression::CompressionLayer::new()
+        .quality(tower_http::compression::CompressionLevel::Precise(4))
+        .compress_when(DefaultPredicate::new().and(SizeAbove::new(1024)));
     static_files.merge(app).layer(compression)
 }
 
