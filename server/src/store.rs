@@ -138,10 +138,8 @@ struct ConversationRow {
 struct PollRow {
     #[sqlx(flatten)]
     conversation: ConversationRow,
-    username: String,
-    language: Option<String>,
-    role: String,
-    may_approve_own: bool,
+    #[sqlx(flatten)]
+    user: SessionUser,
     message_count: i64,
 }
 
@@ -247,6 +245,13 @@ macro_rules! conversation_columns {
         "c.id, c.user_id, c.title, c.status, c.error_code, c.run_id, c.approval_decision, c.approval_turn_digest,
          c.pending_input, c.approval_deny_reason, c.skill, c.page_id, c.updated_at, c.approved_through,
          c.approval_decided_by, c.recorded_at_ms"
+    };
+}
+
+/// A session's user (`users.SessionUser`), read beside a session `s` joined to its user `u`.
+macro_rules! session_user_columns {
+    () => {
+        "u.id AS account_id, u.username, u.language, u.role, u.may_approve_own"
     };
 }
 
@@ -660,9 +665,9 @@ impl Store {
         row.map(Conversation::try_from).transpose()
     }
 
-    /// Counted on the `(conversation_id, id)` index alone: the poll's fast path reads no message.
     /// A poll's whole read in one statement: the session's user, the conversation if it is
-    /// theirs, and its message count. `None` when the session is unknown or expired, or the
+    /// theirs, and its message count (counted on the `(conversation_id, id)` index alone: the
+    /// fast path reads no message). `None` when the session is unknown or expired, or the
     /// conversation is not the user's (`user_for_session` tells which, on that rare path). One
     /// statement instead of three, because on SQLite each costs a hop to the connection's thread
     /// and back, which is most of a fast poll's time.
@@ -670,8 +675,9 @@ impl Store {
         let row: Option<PollRow> = on_read!(&self.db, pool => sqlx::query_as(concat!(
             "SELECT ",
             conversation_columns!(),
-            ", u.username, u.language, u.role, u.may_approve_own,
-               (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
+            ", ",
+            session_user_columns!(),
+            ", (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
              FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
              WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
         ))
@@ -682,14 +688,7 @@ impl Store {
         .await)?;
         let Some(row) = row else { return Ok(None) };
         Ok(Some(PollSnapshot {
-            // The join makes the session's user the conversation's.
-            user: SessionUser {
-                id: row.conversation.user_id,
-                username: row.username,
-                language: row.language,
-                role: row.role,
-                may_approve_own: row.may_approve_own,
-            },
+            user: row.user,
             conversation: Conversation::try_from(row.conversation)?,
             messages: row.message_count,
         }))

@@ -42,26 +42,31 @@ pub struct UserRow {
 }
 
 /// The signed-in user as a session shows them: what a request needs, not the password hash.
+/// Read with `session_user_columns!`: `account_id` names the user's id beside a conversation's.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SessionUser {
+    #[sqlx(rename = "account_id")]
     pub id: i64,
     pub username: String,
     pub language: Option<String>,
-    pub(crate) role: String,
+    role: String,
     pub may_approve_own: bool,
 }
 
+/// A role this build does not know grants nothing beyond an editor's.
+fn granted_role(stored: &str) -> Role {
+    Role::parse(stored).unwrap_or(Role::Editor)
+}
+
 impl SessionUser {
-    /// As `UserRow::role`: a role this build does not know grants nothing beyond an editor's.
     pub fn role(&self) -> Role {
-        Role::parse(&self.role).unwrap_or(Role::Editor)
+        granted_role(&self.role)
     }
 }
 
 impl UserRow {
-    /// A role this build does not know grants nothing beyond an editor's.
     pub fn role(&self) -> Role {
-        Role::parse(&self.role).unwrap_or(Role::Editor)
+        granted_role(&self.role)
     }
 
     /// Four-eyes: without this a reviewer decides the account's changes (as
@@ -209,11 +214,11 @@ impl Store {
     }
 
     pub async fn user_for_session(&self, token_hash: &str) -> Result<Option<SessionUser>, StoreError> {
-        Ok(on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT u.id, u.username, u.language, u.role, u.may_approve_own
-             FROM sessions s JOIN users u ON u.id = s.user_id
-             WHERE s.token_hash = $1 AND s.expires_at > $2",
-        )
+        Ok(on_read!(&self.db, pool => sqlx::query_as(concat!(
+            "SELECT ",
+            session_user_columns!(),
+            " FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.expires_at > $2"
+        ))
         .bind(token_hash)
         .bind(now())
         .fetch_optional(pool)
@@ -254,7 +259,7 @@ impl Store {
             .map(|(id, username, role, may_approve_own, sessions)| UserSummary {
                 id,
                 username,
-                role: Role::parse(&role).unwrap_or(Role::Editor),
+                role: granted_role(&role),
                 may_approve_own,
                 sessions,
             })
