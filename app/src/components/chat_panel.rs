@@ -537,16 +537,14 @@ fn MessageEditor(
 /// beside a content page lives at `/pages/{id}?c=…`): how the editor opens and closes without WASM.
 fn edit_href(message_id: Option<i64>) -> String {
     let location = use_location();
-    let mut query = location.query.get_untracked();
-    query.remove("edit");
-    let anchor = match message_id {
-        Some(id) => {
-            query.insert("edit", id.to_string());
-            format!("#m{id}")
-        }
-        None => String::new(),
-    };
-    format!("{}{}{anchor}", location.pathname.get_untracked(), query.to_query_string())
+    let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
+    let here = if search.is_empty() { path } else { format!("{path}?{search}") };
+    // The rule a plain form's edit goes back by (`edit_message`), so the two agree.
+    let page = crate::model::without_query_param(&here, "edit");
+    match message_id {
+        Some(id) => format!("{page}{}edit={id}#m{id}", if page.contains('?') { '&' } else { '?' }),
+        None => page,
+    }
 }
 
 #[component]
