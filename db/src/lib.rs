@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
+
+mod connections;
+pub use connections::{Checkout, Connections, Tx};
 
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of
 /// their own (see [`Sqlite`]).
@@ -53,8 +56,8 @@ pub enum Db {
 /// with one connection that would wait for itself.
 #[derive(Clone, Debug)]
 pub struct Sqlite {
-    pub write: SqlitePool,
-    pub read: SqlitePool,
+    pub write: Connections,
+    pub read: Connections,
 }
 
 /// Which database the handle talks to.
@@ -241,32 +244,22 @@ impl Db {
             std::fs::create_dir_all(folder)
                 .map_err(|source| DbError::Folder { path: folder.display().to_string(), source })?;
         }
-        // No ping before each use: a SQLite connection is a file handle in this process and does
-        // not go stale as a network connection does, and every write would wait for the ping.
-        let write = SqlitePoolOptions::new()
-            .max_connections(1)
-            .test_before_acquire(false)
-            .connect_with(sqlite_options(path))
-            .await?;
-        let read = SqlitePoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .test_before_acquire(false)
-            .connect_with(sqlite_options(path))
-            .await?;
+        let write = Connections::open(sqlite_options(path), 1).await?;
+        let read = Connections::open(sqlite_options(path), POOL_SIZE).await?;
         Ok(Db::Sqlite(Sqlite { write, read }))
     }
 
     /// An in-memory database: one connection, since each one would be a database of its own.
     pub async fn in_memory() -> Result<Db, DbError> {
         let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-        let pool = SqlitePoolOptions::new().max_connections(1).connect_with(options).await?;
+        let pool = Connections::open(options, 1).await?;
         Ok(Db::Sqlite(Sqlite { write: pool.clone(), read: pool }))
     }
 
     /// Applies the owner's migrations that are not applied yet.
     pub async fn migrate(&self, migrations: &Migrations) -> Result<(), DbError> {
         match self {
-            Db::Sqlite(pools) => migrations.sqlite.run(&pools.write).await?,
+            Db::Sqlite(pools) => migrations.sqlite.run(&mut *pools.write.acquire().await?).await?,
             Db::Postgres(pool) => migrations.postgres.run(pool).await?,
         }
         Ok(())

@@ -270,7 +270,7 @@ pub async fn open_db(location: &Location) -> Db {
 /// What the other side of a race holds: SQLite's write lock, or on PostgreSQL a lock on `runs`
 /// that lets reads through and holds every write.
 pub enum WriteLock {
-    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+    Sqlite(db::Checkout),
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
 }
 
