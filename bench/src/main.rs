@@ -26,14 +26,31 @@ use scenarios::Report;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The names `--only` takes.
+const SCENARIOS: [&str; 8] = ["load", "poll", "continuation", "ssr", "browser", "memory", "streaming", "growth"];
+
+/// Measures Tourguide against its limit references and writes the report.
+#[derive(clap::Parser)]
+#[command(name = "bench")]
 struct Args {
+    /// The release server binary to measure.
+    #[arg(long, default_value = "target/release/server")]
     server: PathBuf,
+    /// The site it serves (the optimised WASM, whose size is reported).
+    #[arg(long, default_value = "target/bench-site")]
     site: PathBuf,
-    out: PathBuf,
+    /// Where the report goes (with `--only`: target/bench-partial.md unless given).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The figures of this run, which the next run compares against as committed.
+    #[arg(long, default_value = "bench/figures.json")]
     figures: PathBuf,
+    /// How the WASM was built, for the report.
+    #[arg(long, default_value = "")]
     wasm_note: String,
-    /// `--only memory,ssr` (or `poll`, the polls of `load` alone): just these scenarios, for trying a change; the report goes to `--out`
-    /// and no figures file is written.
+    /// Just these scenarios, comma-separated (`memory,ssr`, or `poll`: the polls of `load` alone),
+    /// for trying a change; no figures file is written.
+    #[arg(long, value_delimiter = ',', value_parser = SCENARIOS)]
     only: Option<Vec<String>>,
 }
 
@@ -41,40 +58,14 @@ impl Args {
     fn wants(&self, scenario: &str) -> bool {
         self.only.as_ref().is_none_or(|only| only.iter().any(|name| name == scenario))
     }
-}
 
-fn args() -> Args {
-    let mut args = Args {
-        server: PathBuf::from("target/release/server"),
-        site: PathBuf::from("target/bench-site"),
-        out: PathBuf::from("bench/RESULTS.md"),
-        figures: PathBuf::from("bench/figures.json"),
-        wasm_note: String::new(),
-        only: None,
-    };
-    let mut out_given = false;
-    let mut given = std::env::args().skip(1);
-    while let Some(name) = given.next() {
-        let value = given.next().unwrap_or_else(|| panic!("{name} needs a value"));
-        match name.as_str() {
-            "--server" => args.server = value.into(),
-            "--site" => args.site = value.into(),
-            "--out" => {
-                args.out = value.into();
-                out_given = true;
-            }
-            "--figures" => args.figures = value.into(),
-            "--wasm-note" => args.wasm_note = value,
-            "--only" => args.only = Some(value.split(',').map(str::to_string).collect()),
-            other => {
-                panic!("unknown argument {other} (expected --server, --site, --out, --figures, --wasm-note, --only)")
-            }
+    fn out(&self) -> PathBuf {
+        match (&self.out, &self.only) {
+            (Some(out), _) => out.clone(),
+            (None, Some(_)) => PathBuf::from("target/bench-partial.md"),
+            (None, None) => PathBuf::from("bench/RESULTS.md"),
         }
     }
-    if args.only.is_some() && !out_given {
-        args.out = PathBuf::from("target/bench-partial.md");
-    }
-    args
 }
 
 /// 1,000 event streams need 1,000 sockets on each side; a default soft limit of 1,024 is too
@@ -93,7 +84,7 @@ fn main() {
 }
 
 async fn measure() {
-    let args = args();
+    let args = <Args as clap::Parser>::parse();
     raise_open_file_limit();
     let mut report = Report::new();
     report.machine();
@@ -178,11 +169,11 @@ async fn measure() {
     server.stop().await;
     let committed = summary::Committed::at_head(&args.figures);
     let (results, figures, regressions) = report.finish(&committed);
-    std::fs::write(&args.out, results).unwrap();
+    std::fs::write(args.out(), results).unwrap();
     if args.only.is_none() {
         std::fs::write(&args.figures, figures).unwrap();
     }
-    println!("wrote {}", args.out.display());
+    println!("wrote {}", args.out().display());
     for regression in &regressions {
         println!("REGRESSION against the committed figures: {regression}");
     }
