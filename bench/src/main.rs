@@ -27,7 +27,8 @@ use scenarios::Report;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The names `--only` takes.
-const SCENARIOS: [&str; 8] = ["load", "poll", "continuation", "ssr", "browser", "memory", "streaming", "growth"];
+const SCENARIOS: [&str; 9] =
+    ["memory", "continuation", "streaming", "browser", "load", "poll", "first-load", "ssr", "growth"];
 
 /// Measures Tourguide against its limit references and writes the report.
 #[derive(clap::Parser)]
@@ -56,6 +57,8 @@ struct Args {
 
 impl Args {
     fn wants(&self, scenario: &str) -> bool {
+        // A scenario `--only` cannot name would never run alone.
+        assert!(SCENARIOS.contains(&scenario), "{scenario} is missing from SCENARIOS");
         self.only.as_ref().is_none_or(|only| only.iter().any(|name| name == scenario))
     }
 
@@ -176,5 +179,22 @@ async fn measure() {
     println!("wrote {}", args.out().display());
     for regression in &regressions {
         println!("REGRESSION against the committed figures: {regression}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn only_takes_every_scenario_and_refuses_others() {
+        let args = Args::try_parse_from(["bench", "--only", &SCENARIOS.join(",")]).unwrap();
+        assert!(SCENARIOS.iter().all(|scenario| args.wants(scenario)));
+        assert_eq!(args.out(), PathBuf::from("target/bench-partial.md"));
+        let some = Args::try_parse_from(["bench", "--only", "first-load,poll"]).unwrap();
+        assert!(some.wants("first-load") && some.wants("poll") && !some.wants("load"));
+        assert!(Args::try_parse_from(["bench", "--only", "firstload"]).is_err());
+        assert_eq!(Args::try_parse_from(["bench"]).unwrap().out(), PathBuf::from("bench/RESULTS.md"));
     }
 }
