@@ -172,11 +172,12 @@ async fn measure() {
     server.stop().await;
     let committed = summary::Committed::at_head(&args.figures);
     let (results, figures, regressions) = report.finish(&committed);
-    std::fs::write(args.out(), results).unwrap();
+    let out = args.out();
+    std::fs::write(&out, results).unwrap();
     if args.only.is_none() {
         std::fs::write(&args.figures, figures).unwrap();
     }
-    println!("wrote {}", args.out().display());
+    println!("wrote {}", out.display());
     for regression in &regressions {
         println!("REGRESSION against the committed figures: {regression}");
     }
