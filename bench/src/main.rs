@@ -130,7 +130,8 @@ async fn measure() {
         eprintln!("streamed replies");
         scenarios::streaming(&mut report, &server, &client, &model).await;
     }
-    // Before the loads: they leave turns the stand-in model holds, which keep the worker busy.
+    // Before the loads: they leave a turn the stand-in model holds for good, in one of the
+    // worker's slots.
     if args.wants("browser") {
         eprintln!("state change → DOM in Chromium");
         scenarios::browser(&mut report, &server).await;

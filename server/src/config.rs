@@ -19,6 +19,8 @@ pub struct Config {
     pub worker: bool,
     /// Off for a worker-only process: no HTTP listener.
     pub web: bool,
+    /// How many jobs (turns, decisions) the worker carries on side by side.
+    pub worker_jobs: std::num::NonZeroUsize,
     /// How long work a worker holds stays its own without a heartbeat: after a worker dies, this
     /// long passes before another worker (or the restarted one) carries its work on.
     pub lease: Duration,
@@ -39,6 +41,7 @@ pub struct Config {
     pub metrics_token: Option<String>,
 }
 
+pub const DEFAULT_WORKER_JOBS: std::num::NonZeroUsize = std::num::NonZeroUsize::new(8).unwrap();
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_ATTACHMENT_LIMIT_MIB: usize = 10;
 pub const DEFAULT_LOGIN_ATTEMPTS: std::num::NonZeroU32 = std::num::NonZeroU32::new(10).unwrap();
@@ -58,6 +61,8 @@ pub enum ConfigError {
     Empty { name: String },
     #[error("'{0}' is not a usable PostgreSQL URL (expected e.g. postgres://user:password@host:5432/tourguide)")]
     BadDatabaseUrl(String),
+    #[error("'{0}' is not a valid number of worker jobs (expected 1 to 256)")]
+    BadWorkerJobs(String),
     #[error("'{0}' is not a valid lease (expected a number of seconds from 1 to 3600)")]
     BadLease(String),
     #[error("'{0}' is not a valid attachment limit (expected a number of MiB from 1 to 100)")]
@@ -103,6 +108,10 @@ struct Args {
     /// Serve HTTP from this process [TOURGUIDE_WEB] (default on; off for a worker-only process)
     #[arg(long, value_name = "on|off")]
     web: Option<String>,
+    /// How many turns and decisions the worker carries on side by side; each mostly waits on
+    /// the model [TOURGUIDE_WORKER_JOBS] (default 8)
+    #[arg(long, value_name = "N")]
+    worker_jobs: Option<String>,
     /// Seconds a worker's work stays its own without a heartbeat; after a worker dies, another
     /// one takes its work over once this has passed [TOURGUIDE_LEASE_SECONDS] (default 30)
     #[arg(long, value_name = "SECONDS")]
@@ -214,6 +223,13 @@ impl Config {
         if !worker && !web {
             return Err(ConfigError::NothingToRun);
         }
+        let worker_jobs = match args.worker_jobs.or_else(|| env("TOURGUIDE_WORKER_JOBS")) {
+            None => DEFAULT_WORKER_JOBS,
+            Some(text) => match text.trim().parse::<usize>() {
+                Ok(jobs @ 1..=256) => std::num::NonZeroUsize::new(jobs).ok_or(ConfigError::BadWorkerJobs(text))?,
+                _ => return Err(ConfigError::BadWorkerJobs(text)),
+            },
+        };
         let lease = match args.lease.or_else(|| env("TOURGUIDE_LEASE_SECONDS")) {
             None => DEFAULT_LEASE,
             Some(text) => match text.trim().parse::<u64>() {
@@ -271,6 +287,7 @@ impl Config {
                 .filter(|value| !value.is_empty()),
             worker,
             web,
+            worker_jobs,
             lease,
             mcp,
         })
@@ -381,6 +398,16 @@ mod tests {
             assert_eq!(error, ConfigError::BadExpiry(bad.to_string()), "{bad}");
         }
         assert!(matches!(parse(&[("TOURGUIDE_LEASE_SECONDS", "soon")], &[]).unwrap_err(), ConfigError::BadLease(_)));
+        assert_eq!(parse(&[], &[]).unwrap().worker_jobs, DEFAULT_WORKER_JOBS);
+        assert_eq!(parse(&[("TOURGUIDE_WORKER_JOBS", "1")], &[]).unwrap().worker_jobs.get(), 1);
+        assert_eq!(parse(&[("TOURGUIDE_WORKER_JOBS", "1")], &["--worker-jobs", "32"]).unwrap().worker_jobs.get(), 32);
+        for bad in ["0", "257", "many", "-1", ""] {
+            assert_eq!(
+                parse(&[], &[&format!("--worker-jobs={bad}")]).unwrap_err(),
+                ConfigError::BadWorkerJobs(bad.to_string()),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -436,7 +436,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         events.wake_on_changes(worker_handle.clone());
         let task = Worker::new(turns, worker_handle.clone(), config.lease)
             .with_waiting_expiry(config.waiting_expiry)
-            .spawn(shutdown_receiver.clone());
+            .spawn(config.worker_jobs, shutdown_receiver.clone());
         let guard = health::AliveGuard(alive.clone());
         tokio::spawn(async move {
             let _guard = guard;

@@ -1,14 +1,18 @@
 //! The background worker: takes queued jobs and carries their conversations on (see `turn`). One
-//! loop per process; the web handlers only record work and wake it.
+//! loop per process claims the jobs and runs up to `jobs` of them side by side, each in a task of
+//! its own: a turn mostly waits on its model, so one turn at a time would make every user of the
+//! process wait for the slowest reply. The web handlers only record work and wake the loop.
 
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{watch, Notify};
-use tokio::task::JoinHandle;
+use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::conversation::{ConversationStatus, ErrorCode};
-use crate::store::{JobKind, Store};
+use crate::store::{Job, JobKind, Store};
 use crate::turn::{TurnError, Turns};
 
 /// The worker also looks on its own this often, so a lost wake-up delays a job, never strands it,
@@ -38,6 +42,11 @@ pub struct Worker {
     /// while the job runs, so a job outlives its lease only when its worker died.
     lease: Duration,
     last_sweep: Mutex<Option<Instant>>,
+    /// One lock per conversation with a job in flight here. Jobs of one conversation still run
+    /// one after another in this process, as with a single loop: what the worker keeps in memory
+    /// for a conversation (its draft) is dropped when a job for it ends, which must not be while
+    /// the next turn's job (after a Stop, say) already streams into it.
+    conversations: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// A run that waited this long for a decision or an answer is cancelled.
     waiting_expiry: Duration,
 }
@@ -50,6 +59,7 @@ impl Worker {
             handle,
             lease,
             last_sweep: Mutex::new(None),
+            conversations: Mutex::default(),
             waiting_expiry: crate::config::DEFAULT_WAITING_EXPIRY,
         }
     }
@@ -81,25 +91,61 @@ impl Worker {
         due
     }
 
-    pub fn spawn(self, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+    /// Claims jobs while a slot is free, each carried out in a task of its own. On shutdown the
+    /// jobs in flight are abandoned, not awaited: their leases keep them "running" and the next
+    /// start queues them again. A job that panics stops the worker (and `/health` says so), as the
+    /// single loop did before: a bug is reported, not retried in a loop.
+    pub fn spawn(self, jobs: NonZeroUsize, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
+        let worker = Arc::new(self);
+        let slots = Arc::new(Semaphore::new(jobs.get()));
         tokio::spawn(async move {
+            let mut running = JoinSet::new();
             loop {
                 if *shutdown.borrow() {
                     break;
                 }
-                // On shutdown an in-flight job is abandoned, not awaited: its lease keeps it
-                // "running" and the next start queues it again.
+                // A finished job's panic ends the worker; its result is otherwise its own.
+                while let Some(ended) = running.try_join_next() {
+                    if let Err(error) = ended {
+                        if error.is_panic() {
+                            std::panic::resume_unwind(error.into_panic());
+                        }
+                    }
+                }
+                let slot = tokio::select! {
+                    slot = slots.clone().acquire_owned() => Some(slot.expect("the semaphore is never closed")),
+                    Some(Err(error)) = running.join_next(), if !running.is_empty() => {
+                        if error.is_panic() {
+                            std::panic::resume_unwind(error.into_panic());
+                        }
+                        continue;
+                    }
+                    () = tokio::time::sleep(SWEEP_EVERY) => None,
+                    _ = shutdown.wait_for(|stopped| *stopped) => break,
+                };
+                let Some(slot) = slot else {
+                    // Every slot busy with long turns: the sweep still comes round.
+                    if let Err(error) = worker.sweep_if_due().await {
+                        tracing::error!(%error, "worker sweep failed");
+                    }
+                    continue;
+                };
                 let step = tokio::select! {
-                    step = self.run_once() => step,
+                    step = worker.next_job() => step,
                     _ = shutdown.wait_for(|stopped| *stopped) => break,
                 };
                 match step {
-                    Ok(true) => continue,
-                    Ok(false) => {}
+                    Ok(Some(job)) => {
+                        let worker = worker.clone();
+                        running.spawn(async move { worker.carry(job, slot).await });
+                        continue;
+                    }
+                    Ok(None) => {}
                     Err(error) => tracing::error!(%error, "worker step failed"),
                 }
+                drop(slot);
                 tokio::select! {
-                    _ = self.handle.notify.notified() => {}
+                    _ = worker.handle.notify.notified() => {}
                     _ = tokio::time::sleep(IDLE_POLL) => {}
                     _ = shutdown.changed() => {}
                 }
@@ -107,16 +153,26 @@ impl Worker {
         })
     }
 
-    /// Runs at most one job; true when it did one, so the loop asks again at once.
-    pub async fn run_once(&self) -> Result<bool, TurnError> {
+    /// The sweep when it is due, then the next queued job, claimed for this worker.
+    async fn next_job(&self) -> Result<Option<Job>, TurnError> {
+        self.sweep_if_due().await?;
+        Ok(self.store.claim_job(self.lease).await?)
+    }
+
+    async fn sweep_if_due(&self) -> Result<(), TurnError> {
         if self.sweep_due() {
             self.store.requeue_stale_jobs().await?;
             self.dispatch_due_runs().await?;
         }
-        let Some(job) = self.store.claim_job(self.lease).await? else {
-            return Ok(false);
-        };
+        Ok(())
+    }
+
+    /// Carries one claimed job out under its lease, then deletes it. The slot is free again when
+    /// this returns.
+    async fn carry(&self, job: Job, _slot: OwnedSemaphorePermit) {
+        let conversation = self.conversation_lock(&job.conversation_id);
         let work = async {
+            let _turn = conversation.lock().await;
             match job.kind {
                 JobKind::Turn => self.turns.process(&job.conversation_id).await,
                 JobKind::RunDecision => self.turns.deliver_run_decisions(&job.conversation_id).await,
@@ -126,15 +182,36 @@ impl Worker {
             outcome = work => outcome,
             () = self.keep_leased(job.id) => unreachable!("the heartbeat never ends"),
         };
+        self.release_conversation(&job.conversation_id, conversation);
         if let Err(error) = &outcome {
             tracing::error!(%error, conversation = %job.conversation_id, kind = ?job.kind, "job failed");
             // An inbox decision that failed stays recorded; its job comes again with the run.
             if job.kind == JobKind::Turn {
-                self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await?;
+                if let Err(error) = self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await {
+                    // The job stays claimed, so the turn is tried again once its lease runs out.
+                    tracing::error!(%error, conversation = %job.conversation_id, "could not mark the turn failed");
+                    return;
+                }
             }
         }
-        self.store.delete_job(job.id).await?;
-        Ok(true)
+        if let Err(error) = self.store.delete_job(job.id).await {
+            // The job stays claimed; when its lease runs out the sweep queues it again.
+            tracing::error!(%error, job = job.id, "could not delete a finished job");
+        }
+    }
+
+    fn conversation_lock(&self, conversation_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let mut locks = self.conversations.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        locks.entry(conversation_id.to_string()).or_default().clone()
+    }
+
+    /// Drops the conversation's lock from the map once no other job of it holds or awaits it.
+    fn release_conversation(&self, conversation_id: &str, lock: Arc<tokio::sync::Mutex<()>>) {
+        let mut locks = self.conversations.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Ours and the map's: nobody else cloned it, and nobody can while the map is locked.
+        if Arc::strong_count(&lock) == 2 {
+            locks.remove(conversation_id);
+        }
     }
 
     /// Runs the runtime has queued again (a reaped segment, a retryable provider failure) belong

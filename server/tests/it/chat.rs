@@ -51,6 +51,63 @@ async fn a_second_message_while_the_assistant_works_is_refused_as_busy() {
     server.stop().await;
 }
 
+/// Holds a turn whose user asked it to ("hold") until the test lets it go; answers others at once.
+struct HoldingProvider {
+    gate: tokio::sync::Semaphore,
+    held: tokio::sync::Notify,
+}
+
+#[async_trait::async_trait]
+impl runtime::ModelProvider for HoldingProvider {
+    fn label(&self) -> String {
+        "Holding test model".into()
+    }
+
+    fn is_demo(&self) -> bool {
+        false
+    }
+
+    async fn complete(
+        &self,
+        request: runtime::CompletionRequest,
+    ) -> Result<runtime::Completion, runtime::ProviderError> {
+        let asked = request.messages.iter().rev().find(|m| m.role == runtime::Role::User).map(|m| m.content.clone());
+        let asked = asked.unwrap_or_default();
+        if asked.contains("hold") {
+            self.held.notify_one();
+            self.gate.acquire().await.map_err(|_| runtime::ProviderError::Connection("closed".into()))?.forget();
+        }
+        Ok(runtime::Completion { content: format!("reply to {asked}"), tool_calls: Vec::new() })
+    }
+}
+
+#[tokio::test]
+async fn a_slow_turn_does_not_hold_up_another_conversation() {
+    let provider = Arc::new(HoldingProvider { gate: tokio::sync::Semaphore::new(0), held: tokio::sync::Notify::new() });
+    let server = TestServer::start_with(provider.clone()).await;
+    let alice = server.signed_in("demo").await;
+    let slow = alice.create_conversation().await;
+    let quick = alice.create_conversation().await;
+
+    alice.call_json("send_message", &[("conversation_id", &slow), ("content", "hold this")]).await;
+    // The model has the slow turn (the worker is inside it) before the quick one is sent.
+    tokio::time::timeout(std::time::Duration::from_secs(10), provider.held.notified())
+        .await
+        .expect("the turn reached the model");
+    alice.call_json("send_message", &[("conversation_id", &quick), ("content", "hello")]).await;
+
+    let answered = alice.settled_conversation(&quick).await;
+    assert_eq!(answered["status"], "idle", "{answered}");
+    assert_eq!(answered["messages"][1]["content"], "reply to hello");
+    let (_, held) = alice.conversation(&slow).await;
+    assert_eq!(held["status"], "processing", "the slow turn is still with the model: {held}");
+
+    provider.gate.add_permits(1);
+    let released = alice.settled_conversation(&slow).await;
+    assert_eq!(released["messages"][1]["content"], "reply to hold this");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_provider_failure_fails_the_turn_with_a_plain_sentence() {
     // A connection failure is retried (without backoff here) until the retries are spent.

@@ -55,6 +55,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         demo_password: Some(PASSWORD.to_string()),
         worker,
         web: true,
+        worker_jobs: server::config::DEFAULT_WORKER_JOBS,
         lease: LEASE,
         mcp: None,
         attachment_limit: server::config::DEFAULT_ATTACHMENT_LIMIT_MIB * 1024 * 1024,
