@@ -28,6 +28,23 @@ use sqlx_core::ext::async_stream::TryAsyncStream;
 use sqlx_core::transaction::TransactionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+tokio::task_local! {
+    static BACKGROUND: ();
+}
+
+/// Runs `work` as background work (the worker carrying runs on): while it waits for a SQLite
+/// connection, at most one of its kind stands in the queue, so a request that someone waits for
+/// queues behind at most one background statement, not behind every run in flight. Background
+/// work still gets each connection in turn when no request wants it. PostgreSQL has no such
+/// queue: its writers go side by side.
+pub async fn in_background<F: std::future::Future>(work: F) -> F::Output {
+    BACKGROUND.scope((), work).await
+}
+
+fn is_background() -> bool {
+    BACKGROUND.try_with(|_| ()).is_ok()
+}
+
 /// How long a statement waits for a connection before it fails, as with sqlx's pool: a store that
 /// asked for the writer while holding it gets an error instead of waiting for ever.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -41,6 +58,8 @@ struct Shared {
     idle: Mutex<Vec<SqliteConnection>>,
     /// One permit per connection that may be out; closed when the pool is.
     permits: Arc<Semaphore>,
+    /// Held by the one background task that may wait for a permit (see [`in_background`]).
+    background: tokio::sync::Mutex<()>,
     size: u32,
 }
 
@@ -64,6 +83,7 @@ impl Connections {
             options,
             idle: Mutex::new(vec![first]),
             permits: Arc::new(Semaphore::new(size as usize)),
+            background: tokio::sync::Mutex::new(()),
             size,
         })))
     }
@@ -74,7 +94,14 @@ impl Connections {
             Ok(permit) => permit,
             // A timer only when there is something to wait for.
             Err(tokio::sync::TryAcquireError::NoPermits) => {
-                tokio::time::timeout(ACQUIRE_TIMEOUT, self.0.permits.clone().acquire_owned())
+                let wait = async {
+                    let _turn = match is_background() {
+                        true => Some(self.0.background.lock().await),
+                        false => None,
+                    };
+                    self.0.permits.clone().acquire_owned().await
+                };
+                tokio::time::timeout(ACQUIRE_TIMEOUT, wait)
                     .await
                     .map_err(|_| sqlx::Error::PoolTimedOut)?
                     .map_err(|_| sqlx::Error::PoolClosed)?
@@ -302,6 +329,36 @@ mod tests {
         assert_eq!(waiting.await.unwrap().unwrap(), 1);
         // One connection served both: the pool opened no second one.
         assert_eq!(pool.0.idle.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_request_waits_behind_at_most_one_background_statement() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(&dir, 1).await;
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let held = pool.acquire().await.unwrap();
+        let take = |name: &'static str| {
+            let (pool, order) = (pool.clone(), order.clone());
+            async move {
+                let _connection = pool.acquire().await.unwrap();
+                order.lock().unwrap().push(name);
+            }
+        };
+        let mut waiting = Vec::new();
+        // Three runs of the worker queue first, then a request.
+        for name in ["background 1", "background 2", "background 3"] {
+            waiting.push(tokio::spawn(in_background(take(name))));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        waiting.push(tokio::spawn(take("request")));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        drop(held);
+        for task in waiting {
+            task.await.unwrap();
+        }
+        let order = order.lock().unwrap().clone();
+        assert_eq!(order[..2], ["background 1", "request"], "{order:?}");
+        assert_eq!(order.len(), 4);
     }
 
     #[tokio::test]

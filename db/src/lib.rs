@@ -16,7 +16,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 mod connections;
-pub use connections::{Checkout, Connections, Tx};
+pub use connections::{in_background, Checkout, Connections, Tx};
 
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of
 /// their own (see [`Sqlite`]).

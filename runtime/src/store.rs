@@ -360,6 +360,21 @@ impl Store {
         Ok(won(result))
     }
 
+    /// Whether the segment holding `token` still owns a running run: a read, on the read pool.
+    /// The segment's lease is renewed beside it (`Runtime::leased`), so its cancellation points
+    /// need not write; a check that misses a cancel by a moment is the same race as one made a
+    /// moment earlier, and the run's guarded writes refuse it either way.
+    pub async fn still_owned(&self, id: Uuid, token: &str) -> Result<bool, StoreError> {
+        let owned: Option<String> = on_read!(&self.db, pool => sqlx::query_scalar(
+            "SELECT id FROM runs WHERE id = $1 AND status = 'running' AND claimed_by = $2",
+        )
+        .bind(id.to_string())
+        .bind(token)
+        .fetch_optional(pool)
+        .await)?;
+        Ok(owned.is_some())
+    }
+
     /// Renews the lease; false if the segment no longer owns a running run (cancelled or reaped).
     pub async fn heartbeat(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(

@@ -183,9 +183,10 @@ impl Segment<'_> {
         }
     }
 
-    /// The cooperative cancellation point, and the heartbeat.
+    /// The cooperative cancellation point. The lease is renewed beside the segment, so this only
+    /// reads: a write here took the one SQLite writer several times per turn.
     async fn boundary(&self) -> Result<(), Stop> {
-        self.owned(self.store.heartbeat(self.run_id, &self.token, self.lease_until()).await).await
+        self.owned(self.store.still_owned(self.run_id, &self.token).await).await
     }
 
     async fn checkpoint(&self) -> Result<(), Stop> {

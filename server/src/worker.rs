@@ -98,7 +98,7 @@ impl Worker {
     pub fn spawn(self, jobs: NonZeroUsize, mut shutdown: watch::Receiver<bool>) -> JoinHandle<()> {
         let worker = Arc::new(self);
         let slots = Arc::new(Semaphore::new(jobs.get()));
-        tokio::spawn(async move {
+        tokio::spawn(db::in_background(async move {
             let mut running = JoinSet::new();
             loop {
                 if *shutdown.borrow() {
@@ -137,7 +137,8 @@ impl Worker {
                 match step {
                     Ok(Some(job)) => {
                         let worker = worker.clone();
-                        running.spawn(async move { worker.carry(job, slot).await });
+                        // Requests someone waits for go first to the SQLite connections.
+                        running.spawn(db::in_background(async move { worker.carry(job, slot).await }));
                         continue;
                     }
                     Ok(None) => {}
@@ -150,7 +151,7 @@ impl Worker {
                     _ = shutdown.changed() => {}
                 }
             }
-        })
+        }))
     }
 
     /// The sweep when it is due, then the next queued job, claimed for this worker.
