@@ -138,7 +138,7 @@ async fn measure() {
     }
     if args.wants("load") {
         eprintln!("answer throughput");
-        let answers = scenarios::answer_throughput(&mut report, &client, &model, &reference).await;
+        let answers = scenarios::answer_throughput(&mut report, &server, &client, &model, &reference).await;
         eprintln!("poll throughput");
         let (fast, full) = scenarios::poll_throughput(&mut report, &server, &client, &reference).await;
         match db::scratch_postgres().await.expect("a database on the bench's PostgreSQL server") {

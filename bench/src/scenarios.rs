@@ -566,13 +566,22 @@ impl Load {
 pub struct Carried {
     pub elapsed: Duration,
     pub latency: Sample,
+    /// The server's CPU time (user + system) from the first answer until every run was carried on,
+    /// per answered run: the answer's request and the worker's continuation together.
+    pub cpu_per_run: Option<Duration>,
 }
 
-pub async fn answer_load(clients: &[Client], model: &Model, prefix: &str) -> (Load, Carried) {
+pub async fn answer_load(
+    clients: &[Client],
+    server: Option<&ServerProcess>,
+    model: &Model,
+    prefix: &str,
+) -> (Load, Carried) {
     let questions = Arc::new(asked(&clients[0], THROUGHPUT_ANSWERS, prefix).await);
     let continued: Vec<_> = questions.iter().map(|question| model.continuation_of(&question.tag)).collect();
     let sent = Arc::new(std::sync::Mutex::new(vec![None; questions.len()]));
     let (clients_, questions_, sent_) = (Arc::new(clients.to_vec()), questions.clone(), sent.clone());
+    let cpu_before = server.map(ServerProcess::cpu_time);
     let start = Instant::now();
     let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
         let (clients, questions, sent) = (clients_.clone(), questions_.clone(), sent_.clone());
@@ -589,17 +598,30 @@ pub async fn answer_load(clients: &[Client], model: &Model, prefix: &str) -> (Lo
         latencies.push(at - sent.lock().unwrap()[i].expect("sent"));
         last = last.max(at);
     }
+    // The model's reply ends each run at once; this leaves the last ones time to record it before
+    // the CPU is read, and before the polls below (which cost the server CPU of their own).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cpu_per_run = server.zip(cpu_before).map(|(server, before)| {
+        server.cpu_time().saturating_sub(before) / u32::try_from(questions.len()).expect("a count")
+    });
     for question in questions.iter() {
         clients[0].settled(&question.id).await;
     }
-    (Load { sample, elapsed }, Carried { elapsed: last - start, latency: Sample::new(latencies) })
+    (Load { sample, elapsed }, Carried { elapsed: last - start, latency: Sample::new(latencies), cpu_per_run })
 }
 
-pub async fn answer_throughput(report: &mut Report, client: &Client, model: &Model, reference: &Reference) -> Load {
+pub async fn answer_throughput(
+    report: &mut Report,
+    server: &ServerProcess,
+    client: &Client,
+    model: &Model,
+    reference: &Reference,
+) -> Load {
     // Tourguide and its reference in turns, so both meet the machine's ups and downs alike.
     let (mut ours, mut bare, mut carried) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..RUNS {
-        let (load, carried_on) = answer_load(std::slice::from_ref(client), model, &format!("load-{run}-")).await;
+        let (load, carried_on) =
+            answer_load(std::slice::from_ref(client), Some(server), model, &format!("load-{run}-")).await;
         ours.push(load);
         carried.push(carried_on);
         bare.push(reference.answer_load(run * THROUGHPUT_ANSWERS, THROUGHPUT_ANSWERS, CONCURRENCY).await);
@@ -661,11 +683,23 @@ pub async fn answer_throughput(report: &mut Report, client: &Client, model: &Mod
         "\nThe worker meanwhile (it carries up to 8 runs side by side, and on SQLite its statements queue behind \
          at most one of theirs while requests wait): the model had the last of the {THROUGHPUT_ANSWERS} runs' \
          continuations {} after the first answer was sent ({carried_rate:.0} runs/s, median of the {RUNS} runs); \
-         answer sent → its run's continuation at the model p50 {}, p99 {}.",
+         answer sent → its run's continuation at the model p50 {}, p99 {}. The server's CPU time from the \
+         first answer until every run had its reply recorded: {} per answered run (the answer's request and the \
+         worker's continuation together).",
         ms(carried.elapsed),
         ms(carried.latency.p50()),
         ms(carried.latency.p99()),
+        carried.cpu_per_run.map(|cpu| format!("{:.0} µs", cpu.as_secs_f64() * 1e6)).unwrap_or_default(),
     ));
+    if let Some(cpu) = carried.cpu_per_run {
+        report.figure(Figure::new(
+            "answer_cpu_us",
+            "server CPU per answered run (answer + continuation)",
+            cpu.as_secs_f64() * 1e6,
+            "µs",
+            Better::Lower,
+        ));
+    }
     report.figure(Figure::new(
         "answers_carried_per_s",
         "answered runs carried on to the model (8 clients)",
@@ -814,7 +848,7 @@ pub async fn postgres_side_by_side(
     let web_a = start(Role::Web).await;
     let web_b = start(Role::Web).await;
     let clients = [Client::signed_in(&web_a.base, "demo").await, Client::signed_in(&web_b.base, "demo").await];
-    let (answers, _) = answer_load(&clients, model, "load-pg-").await;
+    let (answers, _) = answer_load(&clients, None, model, "load-pg-").await;
     let (fast, full) = poll_loads(&web_a, &clients).await;
     report.section(
         "SQLite and PostgreSQL side by side",
