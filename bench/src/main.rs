@@ -138,7 +138,7 @@ async fn measure() {
     }
     if args.wants("load") {
         eprintln!("answer throughput");
-        let answers = scenarios::answer_throughput(&mut report, &server, &client, &model, &reference).await;
+        let (answers, carried) = scenarios::answer_throughput(&mut report, &server, &client, &model, &reference).await;
         eprintln!("poll throughput");
         let (fast, full) = scenarios::poll_throughput(&mut report, &server, &client, &reference).await;
         match db::scratch_postgres().await.expect("a database on the bench's PostgreSQL server") {
@@ -147,8 +147,14 @@ async fn measure() {
                 let described = db::Location::parse(&url).describe();
                 let start =
                     async |role| process::ServerProcess::spawn(&args.server, &args.site, &url, &model_url, role).await;
-                scenarios::postgres_side_by_side(&mut report, start, &model, (&answers, &fast, &full), &described)
-                    .await;
+                scenarios::postgres_side_by_side(
+                    &mut report,
+                    start,
+                    &model,
+                    (&answers, &fast, &full, &carried),
+                    &described,
+                )
+                .await;
             }
             None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
         }
