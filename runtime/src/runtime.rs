@@ -414,6 +414,13 @@ impl Runtime {
         Ok(Some(self.view(record)))
     }
 
+    /// Only where the run stands: `status` without the pause, whose stored state would be decoded
+    /// and digested for nothing.
+    pub async fn run_status(&self, actor: &Actor, run_id: Uuid) -> Result<Option<RunStatus>, RuntimeError> {
+        let Some(record) = self.store.get(run_id).await? else { return Ok(None) };
+        Ok(may_act(actor, &record).then_some(record.status))
+    }
+
     /// The actor's own runs that wait for an approval or an answer (an inbox), longest waiting
     /// first, each with its pause.
     pub async fn waiting_runs(&self, actor: &Actor, limit: u32) -> Result<Vec<RunView>, RuntimeError> {

@@ -555,9 +555,9 @@ impl ChatService {
             return Ok(false);
         }
         let (Some(run_id), Some(recorded)) = (row.run_id, &row.recorded) else { return Ok(false) };
-        let status = self.runtime.status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
+        let status = self.runtime.run_status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
         let answer = recorded.kind() == PendingDecision::Input;
-        let still_waits = match status.map(|view| view.status) {
+        let still_waits = match status {
             Some(RunStatus::WaitingForInput) => answer,
             Some(RunStatus::WaitingForApproval) => !answer,
             _ => false,

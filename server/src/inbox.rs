@@ -25,11 +25,11 @@ impl Turns {
     async fn deliver_run_decision(&self, conversation: &Conversation, decision: &RunDecision) -> Result<(), TurnError> {
         let actor = owner(conversation);
         let run_id = decision.run_id;
-        let Some(view) = self.runtime.status(&actor, run_id).await? else {
+        let Some(status) = self.runtime.run_status(&actor, run_id).await? else {
             self.store.drop_run_decision(run_id).await?;
             return Ok(());
         };
-        let delivered = match (view.status, &decision.recorded) {
+        let delivered = match (status, &decision.recorded) {
             (RunStatus::WaitingForApproval, Recorded::Decision { approve, digest, reason }) => {
                 let verdict = if *approve {
                     ApprovalDecision::approve(digest.clone())

@@ -209,7 +209,7 @@ impl Turns {
         run_id: Uuid,
         waiting: RunStatus,
     ) -> Result<bool, TurnError> {
-        let status = self.runtime.status(&owner(conversation), run_id).await?.map(|view| view.status);
+        let status = self.runtime.run_status(&owner(conversation), run_id).await?;
         match status {
             Some(status) if status == waiting => Ok(true),
             Some(RunStatus::Queued | RunStatus::Running | RunStatus::Completed)

@@ -48,6 +48,9 @@ async fn a_run_that_asks_continues_with_the_answer() {
     let view = status_of(&h.runtime, run_id).await;
     assert_eq!(view.status, RunStatus::WaitingForInput);
     assert_eq!(view.pause, Some(PauseView::Input(pause.clone())));
+    // Where the run stands alone, for its owner only.
+    assert_eq!(h.runtime.run_status(&OWNER, run_id).await.unwrap(), Some(RunStatus::WaitingForInput));
+    assert_eq!(h.runtime.run_status(&OTHER, run_id).await.unwrap(), None);
 
     let done =
         h.runtime.submit_input(&OWNER, run_id, submission(json!({"answer": "Body"}), &pause.digest)).await.unwrap();
