@@ -104,22 +104,19 @@ impl Worker {
                 if *shutdown.borrow() {
                     break;
                 }
-                // A finished job's panic ends the worker; its result is otherwise its own.
-                while let Some(ended) = running.try_join_next() {
-                    if let Err(error) = ended {
-                        if error.is_panic() {
-                            std::panic::resume_unwind(error.into_panic());
-                        }
-                    }
-                }
                 let slot = tokio::select! {
-                    slot = slots.clone().acquire_owned() => Some(slot.expect("the semaphore is never closed")),
-                    Some(Err(error)) = running.join_next(), if !running.is_empty() => {
-                        if error.is_panic() {
-                            std::panic::resume_unwind(error.into_panic());
+                    // Finished jobs first, so none piles up unjoined: a panic in one ends the
+                    // worker; a job's result is otherwise its own.
+                    biased;
+                    Some(ended) = running.join_next(), if !running.is_empty() => {
+                        if let Err(error) = ended {
+                            if error.is_panic() {
+                                std::panic::resume_unwind(error.into_panic());
+                            }
                         }
                         continue;
                     }
+                    slot = slots.clone().acquire_owned() => Some(slot.expect("the semaphore is never closed")),
                     () = tokio::time::sleep(SWEEP_EVERY) => None,
                     _ = shutdown.wait_for(|stopped| *stopped) => break,
                 };
