@@ -686,8 +686,8 @@ pub async fn answer_throughput(
     );
     let carried_rate = carried.rate();
     report.line(&format!(
-        "\nThe worker meanwhile (it carries up to 8 runs side by side, and on SQLite its statements queue behind \
-         at most one of theirs while requests wait): the model had the last of the {THROUGHPUT_ANSWERS} runs' \
+        "\nThe worker meanwhile (it carries up to `--worker-jobs` runs side by side, 8 unless set, and on SQLite \
+         its statements queue behind at most one of theirs while requests wait): the model had the last of the {THROUGHPUT_ANSWERS} runs' \
          continuations {} after the first answer was sent ({carried_rate:.0} runs/s, median of the {RUNS} runs); \
          answer sent → its run's continuation at the model p50 {}, p99 {}. The server's CPU time from the \
          first answer until every run had its reply recorded: {} per answered run (the answer's request and the \
@@ -890,8 +890,8 @@ pub async fn postgres_side_by_side(
     );
     report.line(
         "\nAnswered runs carried on: the latencies are from an answer sent to its run's continuation at the model; \
-         the worker process carries up to 8 runs side by side, which takes its share of the two cores while the \
-         answers come in.",
+         the worker process carries up to `--worker-jobs` runs side by side (8 unless set), which takes its share \
+         of the two cores while the answers come in.",
     );
     report.figure(
         Figure::new(
