@@ -88,9 +88,18 @@ impl std::fmt::Debug for Runtime {
 #[serde(transparent)]
 struct Checkpoint(Vec<ChatMessage>);
 
-enum Claimed {
-    Fresh(Box<(RunRecord, SuspendedState)>),
-    Lost(Box<RunResult>),
+/// The cheap checks every decision passes before anything is claimed.
+fn authorise_decision(actor: &Actor, record: &RunRecord, configuration_active: bool) -> Result<(), Refusal> {
+    if !may_act(actor, record) {
+        return Err(Refusal::AccessDenied);
+    }
+    if record.process && actor.user_id != record.owner_user_id {
+        return Err(Refusal::InitiatorOnly);
+    }
+    if !configuration_active {
+        return Err(Refusal::ConfigurationInactive);
+    }
+    Ok(())
 }
 
 fn segment_token(kind: &str) -> String {
@@ -183,10 +192,9 @@ impl Runtime {
     /// `None` when the run is not queued (or not due yet) or another worker claimed it.
     pub async fn run_queued(&self, run_id: Uuid) -> Result<Option<RunResult>, RuntimeError> {
         let token = segment_token("worker");
-        if !self.store.claim_queued(run_id, &token, self.lease_until()).await? {
+        let Some(record) = self.store.claim_queued(run_id, &token, self.lease_until()).await? else {
             return Ok(None);
-        }
-        let Some(record) = self.store.get(run_id).await? else { return Ok(None) };
+        };
         self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "running" })).await;
         let messages = record
             .checkpoint
@@ -206,23 +214,15 @@ impl Runtime {
     /// Decides an approval pause. The decision applies to the whole pending turn.
     pub async fn approve(&self, actor: &Actor, run_id: Uuid, decision: ApprovalDecision) -> Result<RunResult, Refusal> {
         let expected = RunStatus::WaitingForApproval;
-        let record = self.waiting_record(run_id, expected).await?;
-        self.authorise_decision(actor, &record).await?;
+        let (record, active) = self.waiting_record(run_id, expected).await?;
+        authorise_decision(actor, &record, active)?;
         match decode_state(&record) {
             Some(state) if state.input.is_none() => {}
             _ => return Err(Refusal::CorruptState),
         }
 
         let token = segment_token("resume");
-        let claimed = self.store.claim_waiting(run_id, expected, &token, self.lease_until()).await;
-        if !claimed.map_err(Refusal::Unavailable)? {
-            return Err(Refusal::AlreadyResuming);
-        }
-        // Verify against the state read after the claim: only that one is the turn we execute.
-        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
-            Claimed::Fresh(fresh) => *fresh,
-            Claimed::Lost(result) => return Ok(*result),
-        };
+        let (fresh, state) = self.claim_waiting(run_id, &token, expected).await?;
         if state.input.is_some() {
             return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
         }
@@ -270,8 +270,8 @@ impl Runtime {
         submission: InputSubmission,
     ) -> Result<RunResult, Refusal> {
         let expected = RunStatus::WaitingForInput;
-        let record = self.waiting_record(run_id, expected).await?;
-        self.authorise_decision(actor, &record).await?;
+        let (record, active) = self.waiting_record(run_id, expected).await?;
+        authorise_decision(actor, &record, active)?;
         let Some(input) = decode_state(&record).and_then(|state| state.input) else {
             return Err(Refusal::CorruptState);
         };
@@ -287,14 +287,7 @@ impl Runtime {
         }
 
         let token = segment_token("resume");
-        let claimed = self.store.claim_waiting(run_id, expected, &token, self.lease_until()).await;
-        if !claimed.map_err(Refusal::Unavailable)? {
-            return Err(Refusal::AlreadyResuming);
-        }
-        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
-            Claimed::Fresh(fresh) => *fresh,
-            Claimed::Lost(result) => return Ok(*result),
-        };
+        let (fresh, state) = self.claim_waiting(run_id, &token, expected).await?;
         if state.input.is_none() {
             return Err(self.release(&fresh, &token, expected, Refusal::CorruptState).await);
         }
@@ -383,19 +376,12 @@ impl Runtime {
     /// Refused like an answer when the run no longer waits on such a question.
     pub async fn withdraw_question(&self, run_id: Uuid, reason: &str) -> Result<RunResult, Refusal> {
         let expected = RunStatus::WaitingForInput;
-        let record = self.waiting_record(run_id, expected).await?;
+        let (record, _) = self.waiting_record(run_id, expected).await?;
         if decode_state(&record).and_then(|state| state.input).and_then(|input| input.asked).is_none() {
             return Err(Refusal::NotWaiting { expected });
         }
         let token = segment_token("withdraw");
-        let claimed = self.store.claim_waiting(run_id, expected, &token, self.lease_until()).await;
-        if !claimed.map_err(Refusal::Unavailable)? {
-            return Err(Refusal::AlreadyResuming);
-        }
-        let (fresh, state) = match self.claimed_state(run_id, &token, expected).await? {
-            Claimed::Fresh(fresh) => *fresh,
-            Claimed::Lost(result) => return Ok(*result),
-        };
+        let (fresh, state) = self.claim_waiting(run_id, &token, expected).await?;
         if state.input.as_ref().and_then(|input| input.asked.as_ref()).is_none() {
             return Err(self.release(&fresh, &token, expected, Refusal::NotWaiting { expected }).await);
         }
@@ -589,46 +575,36 @@ impl Runtime {
         }
     }
 
-    async fn waiting_record(&self, run_id: Uuid, expected: RunStatus) -> Result<RunRecord, Refusal> {
-        match self.store.get(run_id).await.map_err(Refusal::Unavailable)? {
-            Some(record) if record.status == expected && record.suspended_state.is_some() => Ok(record),
+    /// The run to decide on, and whether its configuration is active, in one read.
+    async fn waiting_record(&self, run_id: Uuid, expected: RunStatus) -> Result<(RunRecord, bool), Refusal> {
+        match self.store.get_with_configuration(run_id).await.map_err(Refusal::Unavailable)? {
+            Some((record, active)) if record.status == expected && record.suspended_state.is_some() => {
+                Ok((record, active))
+            }
             _ => Err(Refusal::NotWaiting { expected }),
         }
     }
 
-    /// The cheap checks every decision passes before anything is claimed.
-    async fn authorise_decision(&self, actor: &Actor, record: &RunRecord) -> Result<(), Refusal> {
-        if !may_act(actor, record) {
-            return Err(Refusal::AccessDenied);
-        }
-        if record.process && actor.user_id != record.owner_user_id {
-            return Err(Refusal::InitiatorOnly);
-        }
-        let active = self.store.configuration_active(&record.configuration).await.map_err(Refusal::Unavailable)?;
-        if !active {
-            return Err(Refusal::ConfigurationInactive);
-        }
-        Ok(())
-    }
-
-    /// Re-reads the run after a claim. A failure here settles the run FAILED: nobody else can own
-    /// it now, and leaving it RUNNING without an owner would strand it until the reaper.
-    async fn claimed_state(&self, run_id: Uuid, token: &str, expected: RunStatus) -> Result<Claimed, Refusal> {
-        let record = match self.store.get(run_id).await {
+    /// Claims a waiting run for a decision. Verified against the state the claim returned: only
+    /// that one is the turn we execute. A state that cannot be read settles the run FAILED: nobody
+    /// else can own it now, and leaving it RUNNING without an owner would strand it until the reaper.
+    async fn claim_waiting(
+        &self,
+        run_id: Uuid,
+        token: &str,
+        expected: RunStatus,
+    ) -> Result<(RunRecord, SuspendedState), Refusal> {
+        let record = match self.store.claim_waiting(run_id, expected, token, self.lease_until()).await {
             Ok(Some(record)) => record,
-            Ok(None) => return Err(Refusal::NotWaiting { expected }),
-            Err(error) => {
+            Ok(None) => return Err(Refusal::AlreadyResuming),
+            Err(error @ StoreError::Corrupt(_)) => {
                 self.fail_owned(run_id, token, FailureReason::StateUnreadable).await;
                 return Err(Refusal::Unavailable(error));
             }
+            Err(error) => return Err(Refusal::Unavailable(error)),
         };
-        // A cancel may land between the claim and this read; the decision then lost to it.
-        if record.status != RunStatus::Running || record.claimed_by.as_deref() != Some(token) {
-            let outcome = self.lost_outcome(run_id).await;
-            return Ok(Claimed::Lost(Box::new(RunResult { run_id, outcome, messages: Vec::new() })));
-        }
         match decode_state(&record) {
-            Some(state) => Ok(Claimed::Fresh(Box::new((record, state)))),
+            Some(state) => Ok((record, state)),
             None => {
                 self.fail_owned(run_id, token, FailureReason::StateUnreadable).await;
                 Err(Refusal::CorruptState)

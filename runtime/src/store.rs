@@ -23,6 +23,15 @@ pub enum StoreError {
     Corrupt(String),
 }
 
+/// Every column of a run, in [`RunRow`]'s order: the one list each read and `RETURNING` names.
+macro_rules! run_columns {
+    () => {
+        "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, checkpoint, \
+         suspended_state, claimed_by, requeue_count, pending_effect, rounds, truncated, termination_reason, answer, \
+         created_at, started_at, finished_at, updated_at"
+    };
+}
+
 const NOT_TERMINAL: &str = "('queued', 'running', 'waiting_for_approval', 'waiting_for_input')";
 
 #[derive(sqlx::FromRow)]
@@ -48,6 +57,13 @@ struct RunRow {
     started_at: Option<i64>,
     finished_at: Option<i64>,
     updated_at: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct RunWithConfiguration {
+    #[sqlx(flatten)]
+    run: RunRow,
+    configuration_active: Option<bool>,
 }
 
 /// A run row with its columns typed. JSON columns stay text: decoding them is the caller's
@@ -200,10 +216,7 @@ impl Store {
 
     pub async fn get(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
         let row: Option<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
-                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
-                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
-             FROM runs WHERE id = $1",
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1"),
         )
         .bind(id.to_string())
         .fetch_optional(pool)
@@ -211,13 +224,27 @@ impl Store {
         row.map(RunRecord::try_from).transpose()
     }
 
+    /// [`Store::get`] with whether the run's configuration is active, in one read: every decision
+    /// needs both before it claims.
+    pub async fn get_with_configuration(&self, id: Uuid) -> Result<Option<(RunRecord, bool)>, StoreError> {
+        let row: Option<RunWithConfiguration> = on_read!(&self.db, pool => sqlx::query_as(
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                ", (SELECT active FROM run_configurations WHERE name = runs.configuration) AS configuration_active
+                 FROM runs WHERE id = $1"
+            ),
+        )
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await)?;
+        row.map(|row| Ok((RunRecord::try_from(row.run)?, row.configuration_active.unwrap_or(true)))).transpose()
+    }
+
     /// Every run that waits for an answer (a few at any time; each read whole).
     pub async fn waiting_for_input(&self) -> Result<Vec<RunRecord>, StoreError> {
         let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
-                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
-                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
-             FROM runs WHERE status = 'waiting_for_input'",
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE status = 'waiting_for_input'"),
         )
         .fetch_all(pool)
         .await)?;
@@ -227,11 +254,8 @@ impl Store {
     /// An owner's runs that wait for an approval or an answer, the longest waiting first.
     pub async fn waiting_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
-                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
-                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
-             FROM runs WHERE owner_user_id = $1 AND status IN ('waiting_for_approval', 'waiting_for_input')
-             ORDER BY updated_at, id LIMIT $2",
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE owner_user_id = $1 AND status IN ('waiting_for_approval', 'waiting_for_input')
+             ORDER BY updated_at, id LIMIT $2"),
         )
         .bind(owner_user_id)
         .bind(i64::from(limit))
@@ -243,11 +267,8 @@ impl Store {
     /// Runs of other owners than this one that wait for an approval, not process runs.
     pub async fn approvals_not_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds,
-                    checkpoint, suspended_state, claimed_by, requeue_count, pending_effect,
-                    rounds, truncated, termination_reason, answer, created_at, started_at, finished_at, updated_at
-             FROM runs WHERE owner_user_id <> $1 AND status = 'waiting_for_approval' AND process = $2
-             ORDER BY updated_at, id LIMIT $3",
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE owner_user_id <> $1 AND status = 'waiting_for_approval' AND process = $2
+             ORDER BY updated_at, id LIMIT $3"),
         )
         .bind(owner_user_id)
         .bind(false)
@@ -292,13 +313,18 @@ impl Store {
         status.map(|s| RunStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("run status {s:?}")))).transpose()
     }
 
-    /// QUEUED → RUNNING for a worker; only a run whose backoff has passed.
-    pub async fn claim_queued(&self, id: Uuid, token: &str, lease_until: i64) -> Result<bool, StoreError> {
+    /// QUEUED → RUNNING for a worker; only a run whose backoff has passed. The claimed run comes
+    /// back from the same statement, so what the segment carries on is what it claimed.
+    pub async fn claim_queued(&self, id: Uuid, token: &str, lease_until: i64) -> Result<Option<RunRecord>, StoreError> {
         let now = now();
-        let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'running', claimed_by = $1, lease_expires = $2, pending_effect = NULL,
-                             started_at = COALESCE(started_at, $3), updated_at = $4
-             WHERE id = $5 AND status = 'queued' AND available_at <= $6",
+        let row: Option<RunRow> = on!(&self.db, pool => sqlx::query_as(
+            concat!(
+                "UPDATE runs SET status = 'running', claimed_by = $1, lease_expires = $2, pending_effect = NULL,
+                                 started_at = COALESCE(started_at, $3), updated_at = $4
+                 WHERE id = $5 AND status = 'queued' AND available_at <= $6
+                 RETURNING ",
+                run_columns!()
+            ),
         )
         .bind(token)
         .bind(lease_until)
@@ -306,34 +332,37 @@ impl Store {
         .bind(now)
         .bind(id.to_string())
         .bind(now)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        Ok(won(result))
+        .fetch_optional(pool)
+        .await)?;
+        row.map(RunRecord::try_from).transpose()
     }
 
     /// WAITING_* → RUNNING for a decision or an answer. The suspended state stays until the segment
-    /// settles or suspends again, so a release can hand the run back unchanged.
+    /// settles or suspends again, so a release can hand the run back unchanged. The claimed run
+    /// comes back from the same statement: no cancel can land between the claim and its reading.
     pub async fn claim_waiting(
         &self,
         id: Uuid,
         from: RunStatus,
         token: &str,
         lease_until: i64,
-    ) -> Result<bool, StoreError> {
-        let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = 'running', claimed_by = $1, lease_expires = $2, updated_at = $3
-             WHERE id = $4 AND status = $5",
+    ) -> Result<Option<RunRecord>, StoreError> {
+        let row: Option<RunRow> = on!(&self.db, pool => sqlx::query_as(
+            concat!(
+                "UPDATE runs SET status = 'running', claimed_by = $1, lease_expires = $2, updated_at = $3
+                 WHERE id = $4 AND status = $5
+                 RETURNING ",
+                run_columns!()
+            ),
         )
         .bind(token)
         .bind(lease_until)
         .bind(now())
         .bind(id.to_string())
         .bind(from.as_str())
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-        Ok(won(result))
+        .fetch_optional(pool)
+        .await)?;
+        row.map(RunRecord::try_from).transpose()
     }
 
     /// RUNNING → the waiting status it was claimed from, after a refusal that came after the claim.

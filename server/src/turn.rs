@@ -153,9 +153,6 @@ impl Turns {
             self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
             return Ok(());
         };
-        if !self.still_waits(conversation, run_id, RunStatus::WaitingForInput).await? {
-            return Ok(());
-        }
         self.drafts.follow(run_id, &conversation.id);
         if !matches!(reply, Reply::Withdrawn(_)) {
             crate::telemetry::continuation_started("answer", conversation.recorded_at_ms);
@@ -175,6 +172,7 @@ impl Turns {
         };
         match delivered {
             Ok(result) => self.apply_noting(&conversation.id, result, notice).await,
+            Err(Refusal::NotWaiting { .. }) => self.not_waiting(conversation, run_id, RunStatus::WaitingForInput).await,
             Err(refusal) => self.refused(conversation, handback::input_code(&refusal), &refusal).await,
         }
     }
@@ -184,9 +182,6 @@ impl Turns {
             self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
             return Ok(());
         };
-        if !self.still_waits(conversation, run_id, RunStatus::WaitingForApproval).await? {
-            return Ok(());
-        }
         self.drafts.follow(run_id, &conversation.id);
         // A reviewer's approval is theirs (the chat checked they review this owner's changes).
         let decider = match conversation.decided_by {
@@ -196,39 +191,41 @@ impl Turns {
         crate::telemetry::continuation_started("decision", conversation.recorded_at_ms);
         match self.runtime.approve(&decider, run_id, decision).await {
             Ok(result) => self.apply(&conversation.id, result).await,
+            Err(Refusal::NotWaiting { .. }) => {
+                self.not_waiting(conversation, run_id, RunStatus::WaitingForApproval).await
+            }
             Err(refusal) => self.refused(conversation, handback::approval_code(&refusal), &refusal).await,
         }
     }
 
-    /// Before delivering, asks whether the run still waits. If an earlier attempt already
-    /// delivered (the server died before it could record the result), the decision is marked done
-    /// and the run is followed instead of being refused as "not waiting".
-    async fn still_waits(
+    /// The runtime found the run no longer waiting (asked only then: the delivery itself reads
+    /// the run). If an earlier attempt already delivered (the server died before it could record
+    /// the result), the answer or decision is marked done and the run is followed instead of being
+    /// refused as "not waiting".
+    async fn not_waiting(
         &self,
         conversation: &Conversation,
         run_id: Uuid,
         waiting: RunStatus,
-    ) -> Result<bool, TurnError> {
+    ) -> Result<(), TurnError> {
         let status = self.runtime.run_status(&owner(conversation), run_id).await?;
-        match status {
-            Some(status) if status == waiting => Ok(true),
-            Some(RunStatus::Queued | RunStatus::Running | RunStatus::Completed)
-            | Some(RunStatus::WaitingForApproval | RunStatus::WaitingForInput) => {
-                if self.store.mark_delivered(&conversation.id).await? {
-                    self.follow_run(conversation, run_id).await?;
-                }
-                Ok(false)
+        // Moved on from the pause (not failed or cancelled): delivered before.
+        if matches!(status, Some(status) if status != waiting && !matches!(status, RunStatus::Failed | RunStatus::Cancelled))
+        {
+            if self.store.mark_delivered(&conversation.id).await? {
+                self.follow_run(conversation, run_id).await?;
             }
-            Some(RunStatus::Failed | RunStatus::Cancelled) | None => {
-                let (back_to, code) = if waiting == RunStatus::WaitingForInput {
-                    (ConversationStatus::AwaitingInput, ErrorCode::NotAwaitingInput)
-                } else {
-                    (ConversationStatus::AwaitingApproval, ErrorCode::NotAwaitingApproval)
-                };
-                self.store.hand_back(&conversation.id, back_to, code).await?;
-                Ok(false)
-            }
+            return Ok(());
         }
+        // Ended, gone, or waiting without a pause the runtime can take: the question or card
+        // comes back with the reason.
+        let (back_to, code) = if waiting == RunStatus::WaitingForInput {
+            (ConversationStatus::AwaitingInput, ErrorCode::NotAwaitingInput)
+        } else {
+            (ConversationStatus::AwaitingApproval, ErrorCode::NotAwaitingApproval)
+        };
+        self.store.hand_back(&conversation.id, back_to, code).await?;
+        Ok(())
     }
 
     /// Every refusal leaves the run waiting, so the question or card comes back with the reason.
