@@ -1,6 +1,7 @@
 //! The runtime's public API: start runs, decide approvals, answer questions, cancel, observe.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use db::{now, Db};
@@ -708,6 +709,8 @@ impl Runtime {
             text: self.text.as_ref(),
             cancels: &self.cancels,
             approved_bases: HashMap::new(),
+            // Made right after the claim it carries on from.
+            verified: AtomicBool::new(true),
         }
     }
 

@@ -6,6 +6,7 @@
 //! writing anything further.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -142,6 +143,10 @@ pub(crate) struct Segment<'a> {
     pub cancels: &'a CancelSignals,
     /// The basis of each approved call's preview, by call id, for the call to check when it runs.
     pub approved_bases: HashMap<String, Value>,
+    /// Whether the segment has known it still owns the run since it last waited on a model or a
+    /// tool: set by the claim it starts from and by every guarded write or check that succeeds.
+    /// A boundary then has nothing to learn, so it does not ask the database again.
+    pub verified: AtomicBool,
 }
 
 /// How far one call got.
@@ -178,15 +183,29 @@ impl Segment<'_> {
 
     async fn owned(&self, still_owned: Result<bool, StoreError>) -> Result<(), Stop> {
         match still_owned? {
-            true => Ok(()),
+            true => {
+                self.verified.store(true, Ordering::Relaxed);
+                Ok(())
+            }
             false => Err(self.why_lost().await),
         }
     }
 
-    /// The cooperative cancellation point. The lease is renewed beside the segment, so this only
-    /// reads: a write here took the one SQLite writer several times per turn.
+    /// The cooperative cancellation point, before anything that takes time or acts: a model call
+    /// or a tool call. The lease is renewed beside the segment, so this only reads: a write here
+    /// took the one SQLite writer several times per turn. Right after a claim, a checkpoint or
+    /// another boundary it does not read at all: a cancel since then is the same race as one a
+    /// moment later, and the segment's guarded writes refuse either.
     async fn boundary(&self) -> Result<(), Stop> {
+        if self.verified.load(Ordering::Relaxed) {
+            return Ok(());
+        }
         self.owned(self.store.still_owned(self.run_id, &self.token).await).await
+    }
+
+    /// The segment waited on a model or a tool: anything may have happened to the run meanwhile.
+    fn unverified(&self) {
+        self.verified.store(false, Ordering::Relaxed);
     }
 
     async fn checkpoint(&self) -> Result<(), Stop> {
@@ -231,9 +250,11 @@ impl Segment<'_> {
         // A Stop lands while the model still writes: the stream is dropped (the connection closes)
         // rather than read to its end.
         let completion = tokio::select! {
-            completion = self.provider.stream(request, &sink) => completion.map_err(Stop::Provider)?,
+            completion = self.provider.stream(request, &sink) => completion,
             stop = self.cancelled() => return Err(stop),
         };
+        self.unverified();
+        let completion = completion.map_err(Stop::Provider)?;
         self.event(EventKind::Llm, json!({ "tool_calls": completion.tool_calls.len() })).await;
         Ok(completion)
     }
@@ -269,14 +290,14 @@ impl Segment<'_> {
             self.boundary().await?;
             let completion = self.complete(Vec::new()).await?;
             self.rounds += 1;
-            return self.finish_with(completion.content, false).await;
+            return self.finish_with(completion.content, false);
         }
         for _ in 0..self.max_rounds {
             self.boundary().await?;
             let completion = self.complete(definitions.clone()).await?;
             self.rounds += 1;
             if completion.tool_calls.is_empty() {
-                return self.finish_with(completion.content, false).await;
+                return self.finish_with(completion.content, false);
             }
             self.boundary().await?;
             let calls = unique_call_ids(completion.tool_calls, self.rounds);
@@ -289,11 +310,11 @@ impl Segment<'_> {
         // The cap was reached with tool results the model has not seen: let it close without tools.
         self.boundary().await?;
         let closing = self.complete(Vec::new()).await?;
-        self.finish_with(closing.content, true).await
+        self.finish_with(closing.content, true)
     }
 
-    async fn finish_with(&mut self, answer: String, truncated: bool) -> Result<Finish, Stop> {
-        self.boundary().await?;
+    /// No boundary here: the settle that records the answer is guarded on the segment's claim.
+    fn finish_with(&mut self, answer: String, truncated: bool) -> Result<Finish, Stop> {
         self.transcript.push(ChatMessage::assistant(answer.clone()));
         Ok(Finish::Completed { answer, truncated })
     }
@@ -457,6 +478,7 @@ impl Segment<'_> {
     /// [`Invoked::Asked`], unless the chat cannot show it: then it is declined at once and the
     /// model is told why.
     async fn invoke(&mut self, call: &ToolCall, run: Run) -> Result<Invoked, Stop> {
+        self.boundary().await?;
         let Some(tool) = self.offered(&call.name) else {
             let text = self.refusal_for_unoffered(&call.name);
             self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" })).await;
@@ -469,6 +491,7 @@ impl Segment<'_> {
         }
         let mut context = ToolContext::new(self.run_id, self.owner, self.rounds);
         context.approved_basis = self.approved_bases.get(&call.id).cloned();
+        self.unverified();
         let (arguments, mut output) = match run {
             Run::Start(arguments) => {
                 let output = tool.tool.call(arguments.clone(), &context).await;
@@ -521,7 +544,6 @@ impl Segment<'_> {
             }
         };
         self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() })).await;
-        self.boundary().await?;
         notes.push(text);
         Ok(Invoked::Done(notes.join("\n")))
     }

@@ -372,6 +372,31 @@ async fn cancel_stops_a_running_run_at_its_next_boundary() {
     assert!(!h.runtime.cancel(&OWNER, run_id).await.unwrap(), "an ended run cannot be cancelled again");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_during_a_tool_call_stops_the_calls_after_it() {
+    let gate = Gate::new();
+    let first = TestTool::read("read_page").gated(gate.clone()).arc();
+    let second = TestTool::read("read_menu").arc();
+    let h = Harness::new(
+        vec![first.clone(), second.clone()],
+        vec![calls(vec![call("r1", "read_page", json!({})), call("r2", "read_menu", json!({}))]), text("Done.")],
+    )
+    .await;
+    let run_id = h.runtime.enqueue(request()).await.unwrap();
+    let worker = tokio::spawn({
+        let runtime = h.runtime.clone();
+        async move { runtime.run_queued(run_id).await }
+    });
+    gate.wait_entered().await;
+    assert!(h.runtime.cancel(&OWNER, run_id).await.unwrap());
+    gate.open();
+    let result = worker.await.unwrap().unwrap().unwrap();
+    assert_eq!(result.outcome, RunOutcome::Cancelled);
+    assert_eq!(first.executions(), 1);
+    assert_eq!(second.executions(), 0, "the call after the cancel never ran");
+    assert_eq!(status_of(&h.runtime, run_id).await.status, RunStatus::Cancelled);
+}
+
 #[tokio::test]
 async fn status_marks_unregistered_tools_as_writes() {
     let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
