@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use db::{now, Db};
 use serde_json::json;
@@ -16,7 +16,7 @@ use crate::run::{
     clamp_rounds, Actor, ApprovalDecision, ApprovalPause, EventKind, FailureReason, GuardedCancelResult, InputPause,
     InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
 };
-use crate::store::{NewRun, RunRecord, Settle, Store, StoreError};
+use crate::store::{NewEvent, NewRun, RunRecord, Settle, Store, StoreError};
 use crate::streaming::{CancelSignals, RunTextObserver, Unobserved};
 use crate::tool::{InputReply, ToolEffect, ToolRegistry};
 use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
@@ -196,7 +196,8 @@ impl Runtime {
         let Some(record) = self.store.claim_queued(run_id, &token, self.lease_until()).await? else {
             return Ok(None);
         };
-        self.event(run_id, EventKind::Status, record.rounds, json!({ "status": "running" })).await;
+        let running =
+            NewEvent { kind: EventKind::Status, round: record.rounds, payload: json!({ "status": "running" }) };
         let messages = record
             .checkpoint
             .as_deref()
@@ -204,10 +205,13 @@ impl Runtime {
             .map(|checkpoint| checkpoint.0);
         let Some(messages) = messages else {
             tracing::warn!(run = %run_id, "queued run has no readable transcript");
-            let outcome = self.settle_failed(&record, &token, FailureReason::StateUnreadable).await;
+            let mut events = vec![running];
+            let outcome = self.settle_failed(&record, &token, FailureReason::StateUnreadable, &mut events).await;
+            self.write_events(run_id, &events).await;
             return Ok(Some(RunResult { run_id, outcome, messages: Vec::new() }));
         };
         let mut segment = self.segment(&record, token.clone(), messages);
+        segment.note(running);
         let end = self.leased(run_id, &token, segment.run()).await;
         Ok(Some(self.conclude(&record, segment, end).await))
     }
@@ -248,16 +252,14 @@ impl Runtime {
             }
         }
         let reason = decision.denial_reason().map(|r| r.as_str());
-        self.event(
-            run_id,
-            EventKind::Approval,
-            state.rounds,
-            json!({ "approved": decision.approved(), "decided_by": actor.user_id, "reason": reason }),
-        )
-        .await;
         let verdict =
             Verdict { approved: decision.approved(), decided_by: actor.user_id, reason: decision.denial_reason() };
         let mut segment = self.segment(&fresh, token.clone(), Vec::new());
+        segment.note(NewEvent {
+            kind: EventKind::Approval,
+            round: state.rounds,
+            payload: json!({ "approved": decision.approved(), "decided_by": actor.user_id, "reason": reason }),
+        });
         let end = self.leased(run_id, &token, segment.resume_approval(state, verdict)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
@@ -304,8 +306,8 @@ impl Runtime {
         if let Some(kind) = unanswered(&submission.reply) {
             payload["reply"] = json!(kind);
         }
-        self.event(run_id, EventKind::Input, state.rounds, payload).await;
         let mut segment = self.segment(&fresh, token.clone(), Vec::new());
+        segment.note(NewEvent { kind: EventKind::Input, round: state.rounds, payload });
         let end = self.leased(run_id, &token, segment.resume_input(state, submission.reply)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
@@ -386,8 +388,8 @@ impl Runtime {
         if state.input.as_ref().and_then(|input| input.asked.as_ref()).is_none() {
             return Err(self.release(&fresh, &token, expected, Refusal::NotWaiting { expected }).await);
         }
-        self.event(run_id, EventKind::Input, state.rounds, json!({ "withdrawn": reason })).await;
         let mut segment = self.segment(&fresh, token.clone(), Vec::new());
+        segment.note(NewEvent { kind: EventKind::Input, round: state.rounds, payload: json!({ "withdrawn": reason }) });
         let end = self.leased(run_id, &token, segment.resume_input(state, InputReply::Cancel)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
@@ -571,8 +573,13 @@ impl Runtime {
     }
 
     async fn event(&self, run_id: Uuid, kind: EventKind, round: u32, payload: serde_json::Value) {
-        if let Err(error) = self.store.append_event(run_id, kind, round, &payload).await {
-            tracing::warn!(run = %run_id, kind = kind.as_str(), %error, "run event not recorded");
+        self.write_events(run_id, &[NewEvent { kind, round, payload }]).await;
+    }
+
+    /// Events are an audit trail, not control flow: a failed write is logged and the run goes on.
+    async fn write_events(&self, run_id: Uuid, events: &[NewEvent]) {
+        if let Err(error) = self.store.append_events(run_id, events).await {
+            tracing::warn!(run = %run_id, events = events.len(), %error, "run events not recorded");
         }
     }
 
@@ -711,6 +718,7 @@ impl Runtime {
             approved_bases: HashMap::new(),
             // Made right after the claim it carries on from.
             verified: AtomicBool::new(true),
+            events: Mutex::new(Vec::new()),
         }
     }
 
@@ -748,15 +756,20 @@ impl Runtime {
         }
     }
 
-    async fn settle_failed(&self, record: &RunRecord, token: &str, reason: FailureReason) -> RunOutcome {
+    /// Settles the run FAILED; its event joins `events`, which the caller writes.
+    async fn settle_failed(
+        &self,
+        record: &RunRecord,
+        token: &str,
+        reason: FailureReason,
+        events: &mut Vec<NewEvent>,
+    ) -> RunOutcome {
         if self.fail_owned(record.id, token, reason).await {
-            self.event(
-                record.id,
-                EventKind::Status,
-                record.rounds,
-                json!({ "status": "failed", "reason": reason.as_str() }),
-            )
-            .await;
+            events.push(NewEvent {
+                kind: EventKind::Status,
+                round: record.rounds,
+                payload: json!({ "status": "failed", "reason": reason.as_str() }),
+            });
             RunOutcome::Failed { reason }
         } else {
             self.lost_outcome(record.id).await
@@ -776,6 +789,9 @@ impl Runtime {
         let run_id = record.id;
         let rounds = segment.rounds;
         let token = segment.token.clone();
+        // What the segment has not written yet goes with the settle's own event, in one statement
+        // after the settle.
+        let mut events = segment.take_events();
         let messages = segment.transcript;
         let outcome = match end {
             Ok(Finish::Completed { answer, truncated }) => {
@@ -788,13 +804,11 @@ impl Runtime {
                 };
                 match self.store.finish_owned(run_id, &token, settle).await {
                     Ok(true) => {
-                        self.event(
-                            run_id,
-                            EventKind::Status,
-                            rounds,
-                            json!({ "status": "completed", "truncated": truncated }),
-                        )
-                        .await;
+                        events.push(NewEvent {
+                            kind: EventKind::Status,
+                            round: rounds,
+                            payload: json!({ "status": "completed", "truncated": truncated }),
+                        });
                         RunOutcome::Completed { answer, truncated }
                     }
                     Ok(false) => self.lost_outcome(run_id).await,
@@ -804,34 +818,46 @@ impl Runtime {
                     }
                 }
             }
-            Ok(Finish::Suspend(state)) => self.suspend(record, &token, *state, rounds).await,
+            Ok(Finish::Suspend(state)) => self.suspend(record, &token, *state, rounds, &mut events).await,
             Err(Stop::Cancelled) => RunOutcome::Cancelled,
             Err(Stop::LeaseLost) => RunOutcome::LeaseLost,
             Err(Stop::Misconfigured(problem)) => {
                 tracing::error!(run = %run_id, %problem, "tool misconfigured");
-                self.settle_failed(record, &token, FailureReason::ToolMisconfigured).await
+                self.settle_failed(record, &token, FailureReason::ToolMisconfigured, &mut events).await
             }
             Err(Stop::Store(error)) => {
                 tracing::error!(run = %run_id, %error, "store failed during the run");
-                self.settle_failed(record, &token, FailureReason::StoreFailed).await
+                self.settle_failed(record, &token, FailureReason::StoreFailed, &mut events).await
             }
-            Err(Stop::Provider(error)) => self.recover_provider_failure(record, &token, error).await,
+            Err(Stop::Provider(error)) => self.recover_provider_failure(record, &token, error, &mut events).await,
         };
+        self.write_events(run_id, &events).await;
         RunResult { run_id, outcome, messages }
     }
 
-    async fn suspend(&self, record: &RunRecord, token: &str, state: SuspendedState, rounds: u32) -> RunOutcome {
+    async fn suspend(
+        &self,
+        record: &RunRecord,
+        token: &str,
+        state: SuspendedState,
+        rounds: u32,
+        events: &mut Vec<NewEvent>,
+    ) -> RunOutcome {
         let status = state.status();
         let encoded = match serde_json::to_string(&state) {
             Ok(encoded) => encoded,
             Err(error) => {
                 tracing::error!(run = %record.id, %error, "suspended state not encodable");
-                return self.settle_failed(record, token, FailureReason::SuspendFailed).await;
+                return self.settle_failed(record, token, FailureReason::SuspendFailed, events).await;
             }
         };
         match self.store.suspend(record.id, token, status, &encoded, rounds).await {
             Ok(true) => {
-                self.event(record.id, EventKind::Status, rounds, json!({ "status": status.as_str() })).await;
+                events.push(NewEvent {
+                    kind: EventKind::Status,
+                    round: rounds,
+                    payload: json!({ "status": status.as_str() }),
+                });
                 match self.pause_view(&state, record.process) {
                     PauseView::Approval(pause) => RunOutcome::AwaitingApproval { pause },
                     PauseView::Input(pause) => RunOutcome::AwaitingInput { pause },
@@ -842,7 +868,7 @@ impl Runtime {
             Err(error) => {
                 // Fail closed: a pause nobody can see must not look like a run still working.
                 tracing::error!(run = %record.id, %error, "suspend failed");
-                self.settle_failed(record, token, FailureReason::SuspendFailed).await
+                self.settle_failed(record, token, FailureReason::SuspendFailed, events).await
             }
         }
     }
@@ -854,11 +880,12 @@ impl Runtime {
         record: &RunRecord,
         token: &str,
         error: crate::provider::ProviderError,
+        events: &mut Vec<NewEvent>,
     ) -> RunOutcome {
         tracing::warn!(run = %record.id, %error, "provider failed");
         let current = match self.store.get(record.id).await {
             Ok(Some(current)) => current,
-            _ => return self.settle_failed(record, token, FailureReason::ProviderFailed).await,
+            _ => return self.settle_failed(record, token, FailureReason::ProviderFailed, events).await,
         };
         if current.status != RunStatus::Running || current.claimed_by.as_deref() != Some(token) {
             return self.lost_outcome(record.id).await;
@@ -866,28 +893,26 @@ impl Runtime {
         // The reader is told what went wrong the last time, also once the retries are used up.
         let reason = FailureReason::of_provider(error.kind());
         if !error.is_retryable() {
-            return self.settle_failed(record, token, reason).await;
+            return self.settle_failed(record, token, reason, events).await;
         }
         if current.pending_effect == Some(ToolEffect::NonIdempotentWrite) {
-            return self.settle_failed(record, token, FailureReason::NotRetryable).await;
+            return self.settle_failed(record, token, FailureReason::NotRetryable, events).await;
         }
         if current.requeue_count >= self.settings.max_requeues {
-            return self.settle_failed(record, token, reason).await;
+            return self.settle_failed(record, token, reason, events).await;
         }
         let available_at = now().saturating_add(self.settings.backoff(current.requeue_count));
         match self.store.requeue_owned(record.id, token, available_at).await {
             Ok(true) => {
-                self.event(
-                    record.id,
-                    EventKind::Status,
-                    current.rounds,
-                    json!({ "status": "queued", "reason": "provider_failed" }),
-                )
-                .await;
+                events.push(NewEvent {
+                    kind: EventKind::Status,
+                    round: current.rounds,
+                    payload: json!({ "status": "queued", "reason": "provider_failed" }),
+                });
                 RunOutcome::Requeued
             }
             Ok(false) => self.lost_outcome(record.id).await,
-            Err(_) => self.settle_failed(record, token, FailureReason::ProviderFailed).await,
+            Err(_) => self.settle_failed(record, token, FailureReason::ProviderFailed, events).await,
         }
     }
 }

@@ -164,6 +164,14 @@ pub(crate) struct StaleRun {
     pub pending_effect: Option<ToolEffect>,
 }
 
+/// An event to append: its sequence number and time come from the statement that stores it.
+#[derive(Debug, Clone)]
+pub(crate) struct NewEvent {
+    pub kind: EventKind,
+    pub round: u32,
+    pub payload: serde_json::Value,
+}
+
 #[derive(sqlx::FromRow)]
 struct EventRow {
     sequence: i64,
@@ -657,34 +665,43 @@ impl Store {
         ids.iter().map(|id| Uuid::parse_str(id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))).collect()
     }
 
-    /// The sequence number comes from the statement that inserts. Two writers (two processes, or
-    /// a database that runs writers side by side) may pick the same one; the primary key refuses
-    /// the second, which then takes the next number. Sequences stay strictly increasing per run.
-    pub async fn append_event(
-        &self,
-        id: Uuid,
-        kind: EventKind,
-        round: u32,
-        payload: &serde_json::Value,
-    ) -> Result<(), StoreError> {
+    /// Appends events of one run in one statement, in the order given. The sequence numbers come
+    /// from the statement that inserts. Two writers (two processes, or a database that runs
+    /// writers side by side) may pick the same ones; the primary key refuses the second, which
+    /// then takes the next numbers. Sequences stay strictly increasing per run.
+    pub async fn append_events(&self, id: Uuid, events: &[NewEvent]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
         let run_id = id.to_string();
-        let payload = payload.to_string();
+        let payloads: Vec<String> = events.iter().map(|event| event.payload.to_string()).collect();
+        // `VALUES` names its columns column1, column2, … on both databases.
+        let rows: Vec<String> = (0..events.len())
+            .map(|index| {
+                let first = 3 + index * 3;
+                format!("({index}, ${first}, ${}, ${})", first + 1, first + 2)
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO run_events (run_id, sequence, kind, round, payload, created_at)
+             SELECT $1, base.next + v.column1, v.column2, v.column3, v.column4, $2
+             FROM (SELECT COALESCE(MAX(sequence) + 1, 0) AS next FROM run_events WHERE run_id = ${}) AS base,
+                  (VALUES {}) AS v",
+            3 + events.len() * 3,
+            rows.join(", ")
+        );
+        let at = now();
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let inserted = on!(&self.db, pool => sqlx::query(
-                "INSERT INTO run_events (run_id, sequence, kind, round, payload, created_at)
-                 SELECT $1, COALESCE(MAX(sequence) + 1, 0), $2, $3, $4, $5 FROM run_events WHERE run_id = $6",
-            )
-            .bind(&run_id)
-            .bind(kind.as_str())
-            .bind(i64::from(round))
-            .bind(&payload)
-            .bind(now())
-            .bind(&run_id)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()));
+            let inserted = on!(&self.db, pool => {
+                // Built from placeholders and row indexes only; every value is bound.
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(&run_id).bind(at);
+                for (event, payload) in events.iter().zip(&payloads) {
+                    query = query.bind(event.kind.as_str()).bind(i64::from(event.round)).bind(payload);
+                }
+                query.bind(&run_id).execute(pool).await.map(|done| done.rows_affected())
+            });
             match inserted {
                 Ok(_) => return Ok(()),
                 Err(sqlx::Error::Database(error)) if error.is_unique_violation() && attempt < EVENT_ATTEMPTS => {}
@@ -773,22 +790,37 @@ mod tests {
             checkpoint: "[]".into(),
         };
         store.insert_queued(run).await.unwrap();
+        // Each writer appends one, two or three events in one statement.
+        let parts = |n: u32| n % 3 + 1;
         let writers: Vec<_> = (0..40)
             .map(|n| {
                 let store = store.clone();
-                tokio::spawn(async move {
-                    store.append_event(id, EventKind::Tool, n, &serde_json::json!({ "writer": n })).await
-                })
+                let events: Vec<NewEvent> = (0..parts(n))
+                    .map(|part| NewEvent {
+                        kind: EventKind::Tool,
+                        round: n,
+                        payload: serde_json::json!({ "writer": n, "part": part }),
+                    })
+                    .collect();
+                tokio::spawn(async move { store.append_events(id, &events).await })
             })
             .collect();
         for writer in writers {
             writer.await.unwrap().unwrap();
         }
         let events = store.events(id, -1).await.unwrap();
+        let total: u32 = (0..40).map(parts).sum();
         let sequences: Vec<i64> = events.iter().map(|event| event.sequence).collect();
-        assert_eq!(sequences, (0..40).collect::<Vec<i64>>());
-        let mut writers: Vec<u64> = events.iter().map(|event| event.payload["writer"].as_u64().unwrap()).collect();
-        writers.sort_unstable();
-        assert_eq!(writers, (0..40).collect::<Vec<u64>>(), "every append landed once");
+        assert_eq!(sequences, (0..i64::from(total)).collect::<Vec<i64>>());
+        // A writer's events stand together and in its order.
+        let mut seen = Vec::new();
+        for run in events.chunk_by(|a, b| a.payload["writer"] == b.payload["writer"]) {
+            let writer = run[0].payload["writer"].as_u64().unwrap() as u32;
+            let order: Vec<u64> = run.iter().map(|event| event.payload["part"].as_u64().unwrap()).collect();
+            assert_eq!(order, (0..u64::from(parts(writer))).collect::<Vec<u64>>(), "writer {writer}");
+            seen.push(writer);
+        }
+        seen.sort_unstable();
+        assert_eq!(seen, (0..40).collect::<Vec<u32>>(), "every append landed once, whole");
     }
 }

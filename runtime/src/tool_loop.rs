@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -18,7 +19,7 @@ use crate::preview::{CallPreview, StoredPreview};
 use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
 use crate::results::{denial_text, rejected_text, Decider};
 use crate::run::{Actor, DenialReason, EventKind, RunStatus};
-use crate::store::{Store, StoreError};
+use crate::store::{NewEvent, Store, StoreError};
 use crate::streaming::{CancelSignals, RunTextObserver, TurnSink, CANCEL_WATCH};
 use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use db::now;
@@ -147,6 +148,10 @@ pub(crate) struct Segment<'a> {
     /// tool: set by the claim it starts from and by every guarded write or check that succeeds.
     /// A boundary then has nothing to learn, so it does not ask the database again.
     pub verified: AtomicBool,
+    /// Events not written yet. They are written in one statement before the next model call or
+    /// write, and with the settle's own event when the segment ends: a process that dies in
+    /// between loses the events of that step, never a change of the run's state.
+    pub events: Mutex<Vec<NewEvent>>,
 }
 
 /// How far one call got.
@@ -215,10 +220,24 @@ impl Segment<'_> {
         self.owned(saved).await
     }
 
+    fn event(&self, kind: EventKind, payload: Value) {
+        self.note(NewEvent { kind, round: self.rounds, payload });
+    }
+
+    /// An event of this segment, written with the next ones (see [`Segment::events`]).
+    pub(crate) fn note(&self, event: NewEvent) {
+        self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(event);
+    }
+
+    pub(crate) fn take_events(&self) -> Vec<NewEvent> {
+        std::mem::take(&mut *self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
     /// Events are an audit trail, not control flow: a failed write is logged and the run goes on.
-    async fn event(&self, kind: EventKind, payload: Value) {
-        if let Err(error) = self.store.append_event(self.run_id, kind, self.rounds, &payload).await {
-            tracing::warn!(run = %self.run_id, kind = kind.as_str(), %error, "run event not recorded");
+    async fn write_events(&self) {
+        let events = self.take_events();
+        if let Err(error) = self.store.append_events(self.run_id, &events).await {
+            tracing::warn!(run = %self.run_id, events = events.len(), %error, "run events not recorded");
         }
     }
 
@@ -243,7 +262,8 @@ impl Segment<'_> {
     }
 
     async fn complete(&mut self, tools: Vec<ToolDefinition>) -> Result<Completion, Stop> {
-        self.event(EventKind::Request, json!({ "tools": tools.len() })).await;
+        self.event(EventKind::Request, json!({ "tools": tools.len() }));
+        self.write_events().await;
         let request = CompletionRequest { messages: self.transcript.clone(), tools };
         self.text.begin(self.run_id, self.rounds + 1);
         let sink = TurnSink { run_id: self.run_id, observer: self.text };
@@ -255,7 +275,7 @@ impl Segment<'_> {
         };
         self.unverified();
         let completion = completion.map_err(Stop::Provider)?;
-        self.event(EventKind::Llm, json!({ "tool_calls": completion.tool_calls.len() })).await;
+        self.event(EventKind::Llm, json!({ "tool_calls": completion.tool_calls.len() }));
         Ok(completion)
     }
 
@@ -481,11 +501,12 @@ impl Segment<'_> {
         self.boundary().await?;
         let Some(tool) = self.offered(&call.name) else {
             let text = self.refusal_for_unoffered(&call.name);
-            self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" })).await;
+            self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" }));
             return Ok(Invoked::Done(text));
         };
         let effect = tool.spec.effect;
         if effect.is_write() {
+            self.write_events().await;
             let stamped = self.store.stamp_effect(self.run_id, &self.token, effect, self.lease_until()).await;
             self.owned(stamped).await?;
         }
@@ -529,8 +550,7 @@ impl Segment<'_> {
             self.owned(cleared).await?;
         }
         if let Some((schema, state)) = asked {
-            self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "asked", "effect": effect.as_str() }))
-                .await;
+            self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "asked", "effect": effect.as_str() }));
             return Ok(Invoked::Asked { schema, state });
         }
         let (text, outcome) = match output {
@@ -543,7 +563,7 @@ impl Segment<'_> {
                 (format!("Error: tool \"{}\" failed.", call.name), "failed")
             }
         };
-        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() })).await;
+        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": outcome, "effect": effect.as_str() }));
         notes.push(text);
         Ok(Invoked::Done(notes.join("\n")))
     }
@@ -562,12 +582,12 @@ impl Segment<'_> {
         }
         for (index, call) in state.pending_calls.iter().enumerate() {
             let text = if !verdict.approved {
-                self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "denied" })).await;
+                self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "denied" }));
                 self.denial_text(call, &verdict)
             } else {
                 match self.offered(&call.name) {
                     None => {
-                        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" })).await;
+                        self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" }));
                         format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name)
                     }
                     // An approval's continuation carries no input, so an asking tool cannot run here.

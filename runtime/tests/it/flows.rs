@@ -64,6 +64,29 @@ async fn a_run_that_asks_continues_with_the_answer() {
     let input = events.iter().find(|e| e.kind == EventKind::Input).expect("input event");
     assert_eq!(input.payload, json!({"submitted_by": 1}));
     assert!(events.windows(2).all(|w| w[0].sequence < w[1].sequence));
+    // The whole trail, in the order it happened (events are written in batches, never reordered).
+    let trail: Vec<String> = events
+        .iter()
+        .map(|e| match e.payload.get("status").and_then(|status| status.as_str()) {
+            Some(status) => format!("{}:{status}", e.kind.as_str()),
+            None => e.kind.as_str().to_string(),
+        })
+        .collect();
+    assert_eq!(
+        trail,
+        [
+            "status:queued",
+            "status:running",
+            "request",
+            "llm",
+            "status:waiting_for_input",
+            "input",
+            "tool",
+            "request",
+            "llm",
+            "status:completed"
+        ]
+    );
     assert!(!serde_json::to_string(&events).unwrap().contains("Body"));
     let later = h.runtime.events(&OWNER, run_id, events[2].sequence).await.unwrap();
     assert_eq!(later.len(), events.len() - 3);
