@@ -168,10 +168,11 @@ impl Streams {
     }
 
     /// The share of what the open streams took that the process still holds a second after they
-    /// closed.
-    fn kept_after_close(&self) -> f64 {
-        let took = self.with_streams.saturating_sub(self.idle).max(1) as f64;
-        100.0 * self.after_close.saturating_sub(self.idle) as f64 / took
+    /// closed; `None` when they took nothing beyond what the process held at rest (they fit in
+    /// memory it had kept from starting), so there is no share to tell.
+    fn kept_after_close(&self) -> Option<f64> {
+        let took = self.with_streams.saturating_sub(self.idle);
+        (took > 0).then(|| 100.0 * self.after_close.saturating_sub(self.idle) as f64 / took as f64)
     }
 }
 
@@ -293,7 +294,10 @@ pub async fn memory_and_event_streams(
             row("RSS with 1,000 open streams", &|s| mib(s.with_streams)),
             row("per open stream", &|s| format!("{:.1} KiB", s.per_stream_kib())),
             row("RSS one second after closing them", &|s| mib(s.after_close)),
-            row("… share of the streams' memory still held", &|s| format!("{:.0} %", s.kept_after_close())),
+            row("… share of the streams' memory still held", &|s| match s.kept_after_close() {
+                Some(kept) => format!("{kept:.0} %"),
+                None => "— (they took none)".to_string(),
+            }),
             row("time to open 1,000 streams", &|s| ms(s.opened_in)),
             row("message sent → `changed` at a stream, p50", &|s| ms(s.fan_out.p50())),
             row("message sent → `changed` at a stream, p99 / last", &|s| {
@@ -326,33 +330,40 @@ pub async fn memory_and_event_streams(
         .reference(bare.per_stream_kib())
         .target(10.0),
     );
-    report.figure(
-        Figure::new(
-            "stream_memory_kept_returning_pct",
-            "streams' memory still held 1 s after they closed, returning pages",
-            returning.kept_after_close(),
-            "%",
-            Better::Lower,
-        )
-        .reference(bare.kept_after_close())
-        .target(10.0),
-    );
+    // Beside the reference's share when it has one (its streams always take memory).
+    let beside_reference = |figure: Figure| match bare.kept_after_close() {
+        Some(kept) => figure.reference(kept),
+        None => figure,
+    };
+    if let Some(kept) = returning.kept_after_close() {
+        report.figure(beside_reference(
+            Figure::new(
+                "stream_memory_kept_returning_pct",
+                "streams' memory still held 1 s after they closed, returning pages",
+                kept,
+                "%",
+                Better::Lower,
+            )
+            .target(10.0),
+        ));
+    }
     report.figure(
         Figure::new("rss_per_stream_kib", "RSS per open event stream", ours.per_stream_kib(), "KiB", Better::Lower)
             .reference(bare.per_stream_kib())
             .target(10.0),
     );
-    report.figure(
-        Figure::new(
-            "stream_memory_kept_pct",
-            "streams' memory still held 1 s after they closed",
-            ours.kept_after_close(),
-            "%",
-            Better::Lower,
-        )
-        .reference(bare.kept_after_close())
-        .target(10.0),
-    );
+    if let Some(kept) = ours.kept_after_close() {
+        report.figure(beside_reference(
+            Figure::new(
+                "stream_memory_kept_pct",
+                "streams' memory still held 1 s after they closed",
+                kept,
+                "%",
+                Better::Lower,
+            )
+            .target(10.0),
+        ));
+    }
     report.figure(
         Figure::new("streams_open_ms", "time to open 1,000 event streams", millis(ours.opened_in), "ms", Better::Lower)
             .reference(millis(bare.opened_in)),

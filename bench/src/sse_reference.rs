@@ -1,8 +1,8 @@
 //! The limit reference for event streams: a bare axum SSE fan-out. `GET /events` sends `ready`,
 //! then `changed` whenever `POST /send` is called, through one `tokio::sync::broadcast` channel;
 //! nothing else (no session, no database, no conversation). It runs as a process of its own
-//! (`bench --sse-reference`), on the server binary's allocator and two worker threads, so its
-//! memory can be read from `/proc` as the server's is.
+//! (`bench --sse-reference`), on the server binary's allocator, off transparent huge pages as the
+//! server is, and two worker threads, so its memory can be read from `/proc` as the server's is.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -39,6 +39,8 @@ async fn send(State(changes): State<broadcast::Sender<()>>) {
 
 /// Serves until killed; prints `listens on ADDRESS` once it accepts connections.
 pub fn serve() {
+    #[cfg(target_os = "linux")]
+    rustix::thread::disable_transparent_huge_pages(true).expect("the kernel takes PR_SET_THP_DISABLE");
     let executor = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     executor.block_on(async {
         let (changes, _) = broadcast::channel(16);

@@ -6,8 +6,33 @@ use server::config::{Config, ConfigError};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// Transparent huge pages off for this process. With the kernel's `always` setting, a page the
+/// allocator returned and touches again comes back as a 2 MiB page zeroed whole. Measured on the
+/// bench with returning pages: RSS at rest 38 MiB with them, 28 MiB without; per open event
+/// stream 37 KiB against 25 KiB.
+#[cfg(target_os = "linux")]
+fn without_transparent_huge_pages() {
+    // The flag belongs to the whole process (its memory map), whatever thread sets it.
+    if let Err(error) = rustix::thread::disable_transparent_huge_pages(true) {
+        // Only an old kernel says no; the server works the same, only with more memory.
+        eprintln!("transparent huge pages stay on: {error}");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn without_transparent_huge_pages() {}
+
+fn main() -> ExitCode {
+    // Before the runtime's threads exist, so nothing of the process is laid out in huge pages.
+    without_transparent_huge_pages();
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("the async runtime starts")
+        .block_on(serve())
+}
+
+async fn serve() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     // Operator commands print their own lines; the server's log would only get in the way.
     if server::cli::is_admin_command(&args) {

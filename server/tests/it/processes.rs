@@ -257,6 +257,15 @@ impl ServerProcess {
         self.base.as_deref().expect("this process serves HTTP")
     }
 
+    /// A field of the process's `/proc/PID/status`, as the kernel writes it.
+    pub fn proc_status(&self, field: &str) -> Option<String> {
+        let pid = self.child.id().expect("the server runs");
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(field)?.strip_prefix(':').map(|value| value.trim().to_string()))
+    }
+
     /// SIGKILL: no shutdown hook, no flush, no graceful anything.
     pub async fn kill_9(mut self) {
         self.child.start_kill().unwrap();

@@ -3,6 +3,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::harness::{GatedProvider, TestServer};
+use crate::processes::{ModelHandle, ServerProcess};
 
 #[test]
 fn a_bad_configuration_exits_non_zero_with_a_clear_error() {
@@ -93,4 +94,15 @@ async fn health_and_readiness_answer_without_a_session_and_say_what_fails() {
     assert_eq!(response.status().as_u16(), 200);
     assert!(response.text().await.unwrap().contains(r#""worker":"off""#));
     web_only.stop().await;
+}
+
+/// Huge pages cost a served page 2 MiB of zeroing whenever the allocator touches a returned page
+/// again (see `main.rs`); the process keeps off them.
+#[tokio::test]
+async fn the_server_process_keeps_off_transparent_huge_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ModelHandle::start(1).await;
+    let server = ServerProcess::start(&dir, &model, false).await;
+    assert_eq!(server.proc_status("THP_enabled").as_deref(), Some("0"));
+    server.kill_9().await;
 }
