@@ -99,13 +99,12 @@ impl Figure {
     /// How much better (positive) or worse (negative) than `before`, as a share of `before`.
     fn gain_over(&self, before: f64) -> Option<f64> {
         let value = self.value?;
-        if before == 0.0 {
-            return None;
+        // A share of nothing (a rate from 0, a cost down to 0) is no number to print.
+        match self.better {
+            Better::Higher if before > 0.0 => Some(value / before - 1.0),
+            Better::Lower if value > 0.0 => Some(before / value - 1.0),
+            _ => None,
         }
-        Some(match self.better {
-            Better::Higher => value / before - 1.0,
-            Better::Lower => before / value.max(f64::MIN_POSITIVE) - 1.0,
-        })
     }
 
     fn regressed_from(&self, before: f64) -> bool {
@@ -235,6 +234,14 @@ mod tests {
 
     fn committed(key: &str, value: f64) -> Committed {
         Committed { commit: "abc".into(), date: "today".into(), figures: [(key.to_string(), value)].into() }
+    }
+
+    #[test]
+    fn a_cost_down_to_nothing_prints_no_change() {
+        let time = Figure::new("time", "time", 0.0, "ms", Better::Lower);
+        let (table, regressions) = render(&[time], &committed("time", 1.0));
+        assert!(regressions.is_empty(), "{table}");
+        assert!(!table.contains("inf"), "{table}");
     }
 
     #[test]
