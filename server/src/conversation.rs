@@ -225,6 +225,14 @@ impl ErrorCode {
     }
 }
 
+/// A conversation as a list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedConversation {
+    pub id: String,
+    pub title: String,
+    pub status: ConversationStatus,
+}
+
 /// A conversation row, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {

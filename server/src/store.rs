@@ -9,7 +9,8 @@ use runtime::DenialReason;
 use uuid::Uuid;
 
 use crate::conversation::{
-    Conversation, ConversationStatus, ErrorCode, Message, MessageRole, Notice, PendingDecision, Recorded, Reply,
+    Conversation, ConversationStatus, ErrorCode, ListedConversation, Message, MessageRole, Notice, PendingDecision,
+    Recorded, Reply,
 };
 use crate::markdown::{to_safe_html, RENDERER_VERSION};
 
@@ -234,10 +235,6 @@ impl TryFrom<MessageRow> for Message {
         let html = row.html.filter(|_| row.html_version == Some(RENDERER_VERSION));
         Ok(Message { id: row.id, role, content: row.content, notice, html })
     }
-}
-
-fn conversations(rows: Vec<ConversationRow>) -> Result<Vec<Conversation>, StoreError> {
-    rows.into_iter().map(Conversation::try_from).collect()
 }
 
 macro_rules! conversation_columns {
@@ -591,21 +588,29 @@ impl Store {
         Ok(())
     }
 
-    /// The user's latest conversations, newest first, at most `limit` of them.
-    pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<Conversation>, StoreError> {
+    /// The user's latest conversations, newest first, at most `limit` of them: what a list shows of
+    /// each (every page carries the list, so it reads three columns, not the whole row).
+    pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<ListedConversation>, StoreError> {
         // Ties in the update time go to the conversation created later (SQLite's rowid, the `seq`
         // identity on PostgreSQL).
         let sql = match self.db.backend() {
             Backend::Sqlite => {
-                select_conversations!("WHERE user_id = $1 ORDER BY updated_at DESC, rowid DESC LIMIT $2")
+                "SELECT id, title, status FROM conversations WHERE user_id = $1
+                 ORDER BY updated_at DESC, rowid DESC LIMIT $2"
             }
             Backend::Postgres => {
-                select_conversations!("WHERE user_id = $1 ORDER BY updated_at DESC, seq DESC LIMIT $2")
+                "SELECT id, title, status FROM conversations WHERE user_id = $1
+                 ORDER BY updated_at DESC, seq DESC LIMIT $2"
             }
         };
-        let rows: Vec<ConversationRow> =
+        let rows: Vec<(String, String, String)> =
             on_read!(&self.db, pool => sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(pool).await)?;
-        conversations(rows)
+        rows.into_iter()
+            .map(|(id, title, status)| {
+                let status = ConversationStatus::parse(&status).ok_or_else(|| corrupt("status", &id, &status))?;
+                Ok(ListedConversation { id, title, status })
+            })
+            .collect()
     }
 
     /// A conversation only if `user_id` owns it: someone else's id reads as unknown.
