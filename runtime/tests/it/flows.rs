@@ -378,11 +378,7 @@ async fn cancel_stops_a_running_run_at_its_next_boundary() {
         )],
     )
     .await;
-    let run_id = h.runtime.enqueue(request()).await.unwrap();
-    let worker = tokio::spawn({
-        let runtime = h.runtime.clone();
-        async move { runtime.run_queued(run_id).await }
-    });
+    let (run_id, worker) = h.run_in_background().await;
     gate.wait_entered().await;
     assert_eq!(status_of(&h.runtime, run_id).await.status, RunStatus::Running);
     assert!(!h.runtime.cancel(&OTHER, run_id).await.unwrap(), "a stranger cannot cancel");
@@ -405,11 +401,7 @@ async fn cancel_during_a_tool_call_stops_the_calls_after_it() {
         vec![calls(vec![call("r1", "read_page", json!({})), call("r2", "read_menu", json!({}))]), text("Done.")],
     )
     .await;
-    let run_id = h.runtime.enqueue(request()).await.unwrap();
-    let worker = tokio::spawn({
-        let runtime = h.runtime.clone();
-        async move { runtime.run_queued(run_id).await }
-    });
+    let (run_id, worker) = h.run_in_background().await;
     gate.wait_entered().await;
     assert!(h.runtime.cancel(&OWNER, run_id).await.unwrap());
     gate.open();

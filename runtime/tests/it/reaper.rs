@@ -22,11 +22,7 @@ fn gated_text(gate: &Arc<Gate>, content: &str) -> Step {
 async fn a_stale_run_is_requeued_and_its_old_segment_writes_nothing() {
     let gate = Gate::new();
     let h = Harness::new(vec![], vec![gated_text(&gate, "Late answer."), text("Fresh answer.")]).await;
-    let run_id = h.runtime.enqueue(request()).await.unwrap();
-    let worker = tokio::spawn({
-        let runtime = h.runtime.clone();
-        async move { runtime.run_queued(run_id).await }
-    });
+    let (run_id, worker) = h.run_in_background().await;
     gate.wait_entered().await;
 
     assert_eq!(h.runtime.reap_stale(db::now()).await.unwrap(), Default::default(), "a live lease is left alone");
@@ -80,11 +76,7 @@ async fn a_stale_run_without_retries_left_is_failed() {
     let gate = Gate::new();
     let settings = RuntimeSettings { max_requeues: 0, ..fast_settings() };
     let h = Harness::with_settings(vec![], vec![gated_text(&gate, "Too late.")], settings).await;
-    let run_id = h.runtime.enqueue(request()).await.unwrap();
-    let worker = tokio::spawn({
-        let runtime = h.runtime.clone();
-        async move { runtime.run_queued(run_id).await }
-    });
+    let (run_id, worker) = h.run_in_background().await;
     gate.wait_entered().await;
     let report = h.runtime.reap_stale(after_lease()).await.unwrap();
     assert_eq!(report.failed, [run_id]);

@@ -307,6 +307,15 @@ impl Harness {
     }
 
     /// Runs one statement with text parameters (`$1`, `$2`, …) on either database.
+    /// Enqueues the usual request and carries it on in a task of its own, as a worker would.
+    pub async fn run_in_background(
+        &self,
+    ) -> (uuid::Uuid, tokio::task::JoinHandle<Result<Option<runtime::RunResult>, runtime::RuntimeError>>) {
+        let run_id = self.runtime.enqueue(request()).await.unwrap();
+        let runtime = self.runtime.clone();
+        (run_id, tokio::spawn(async move { runtime.run_queued(run_id).await }))
+    }
+
     pub async fn exec(&self, sql: &'static str, binds: &[&str]) {
         on!(&self.db, pool => {
             let mut query = sqlx::query(sql);
