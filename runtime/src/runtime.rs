@@ -19,7 +19,7 @@ use crate::run::{
 use crate::store::{NewEvent, NewRun, RunRecord, Settle, Store, StoreError};
 use crate::streaming::{CancelSignals, RunTextObserver, Unobserved};
 use crate::tool::{InputReply, ToolEffect, ToolRegistry};
-use crate::tool_loop::{Finish, Segment, Stop, SuspendedState, Verdict};
+use crate::tool_loop::{write_events, Finish, Segment, Stop, SuspendedState, Verdict};
 use question::schema::{validate_submission, SubmissionError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,7 +207,7 @@ impl Runtime {
             tracing::warn!(run = %run_id, "queued run has no readable transcript");
             let mut events = vec![running];
             let outcome = self.settle_failed(&record, &token, FailureReason::StateUnreadable, &mut events).await;
-            self.write_events(run_id, &events).await;
+            write_events(&self.store, run_id, &events).await;
             return Ok(Some(RunResult { run_id, outcome, messages: Vec::new() }));
         };
         let mut segment = self.segment(&record, token.clone(), messages);
@@ -573,14 +573,7 @@ impl Runtime {
     }
 
     async fn event(&self, run_id: Uuid, kind: EventKind, round: u32, payload: serde_json::Value) {
-        self.write_events(run_id, &[NewEvent { kind, round, payload }]).await;
-    }
-
-    /// Events are an audit trail, not control flow: a failed write is logged and the run goes on.
-    async fn write_events(&self, run_id: Uuid, events: &[NewEvent]) {
-        if let Err(error) = self.store.append_events(run_id, events).await {
-            tracing::warn!(run = %run_id, events = events.len(), %error, "run events not recorded");
-        }
+        write_events(&self.store, run_id, &[NewEvent { kind, round, payload }]).await;
     }
 
     /// The run to decide on, and whether its configuration is active, in one read.
@@ -831,7 +824,7 @@ impl Runtime {
             }
             Err(Stop::Provider(error)) => self.recover_provider_failure(record, &token, error, &mut events).await,
         };
-        self.write_events(run_id, &events).await;
+        write_events(&self.store, run_id, &events).await;
         RunResult { run_id, outcome, messages }
     }
 

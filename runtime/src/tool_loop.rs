@@ -170,6 +170,13 @@ pub(crate) enum Run {
     Resume { arguments: Value, state: Value, reply: InputReply },
 }
 
+/// Events are an audit trail, not control flow: a failed write is logged and the run goes on.
+pub(crate) async fn write_events(store: &Store, run_id: Uuid, events: &[NewEvent]) {
+    if let Err(error) = store.append_events(run_id, events).await {
+        tracing::warn!(run = %run_id, events = events.len(), %error, "run events not recorded");
+    }
+}
+
 /// A tool that keeps asking questions the chat cannot show gets this many declines, then fails.
 const MAX_DECLINED_QUESTIONS: usize = 3;
 
@@ -233,12 +240,8 @@ impl Segment<'_> {
         std::mem::take(&mut *self.events.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
     }
 
-    /// Events are an audit trail, not control flow: a failed write is logged and the run goes on.
     async fn write_events(&self) {
-        let events = self.take_events();
-        if let Err(error) = self.store.append_events(self.run_id, &events).await {
-            tracing::warn!(run = %self.run_id, events = events.len(), %error, "run events not recorded");
-        }
+        write_events(self.store, self.run_id, &self.take_events()).await;
     }
 
     /// Registered, inside the run's allow-list, and runnable by the owner.
