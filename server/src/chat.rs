@@ -485,7 +485,16 @@ impl ChatService {
         recorded: &Recorded,
         decided_by: Option<i64>,
     ) -> Result<(), AppError> {
-        if !self.store.record_run_decision(&row.id, run_id, recorded, decided_by).await.map_err(internal)? {
+        let waiting = match recorded {
+            Recorded::Answer { .. } => RunStatus::WaitingForInput,
+            Recorded::Decision { .. } => RunStatus::WaitingForApproval,
+        };
+        let still_waits = async {
+            let status = self.runtime.run_status(&Actor::user(row.user_id), run_id).await;
+            status.map(|status| status == Some(waiting)).map_err(runtime_failure)
+        };
+        let won = self.store.record_run_decision(&row.id, run_id, recorded, decided_by, still_waits).await;
+        if !won.map_err(internal)?? {
             return Err(AppError::DecisionInFlight);
         }
         self.wake(&row.id);

@@ -103,13 +103,18 @@ impl Store {
     /// Records a decision or answer given in the inbox for a run its conversation moved on from,
     /// by its owner or (`decided_by`) a reviewer, and queues its delivery. False when one is
     /// recorded already and not refused: exactly one of two at once wins, by the primary key.
-    pub async fn record_run_decision(
+    /// False too when `still_waits`, asked after the insert and before the commit, says the run
+    /// no longer waits: an earlier decision may have been delivered and its row dropped between
+    /// the caller's look at the pause and this insert, and a decision recorded then would win
+    /// nothing.
+    pub async fn record_run_decision<E>(
         &self,
         conversation_id: &str,
         run_id: Uuid,
         recorded: &Recorded,
         decided_by: Option<i64>,
-    ) -> Result<bool, StoreError> {
+        still_waits: impl std::future::Future<Output = Result<bool, E>>,
+    ) -> Result<Result<bool, E>, StoreError> {
         let (kind, digest, reason, reply) = match recorded {
             Recorded::Answer { digest, reply } => (PendingDecision::Input, digest, None, Some(reply.encode())),
             Recorded::Decision { approve, digest, reason } => {
@@ -142,11 +147,20 @@ impl Store {
                 == 1;
             if !won {
                 tx.rollback().await?;
-                return Ok::<bool, sqlx::Error>(false);
+                return Ok::<Result<bool, E>, sqlx::Error>(Ok(false));
+            }
+            // The run's state is committed before a delivered decision's row is dropped, so a
+            // row dropped before this insert shows here as a run that no longer waits.
+            match still_waits.await {
+                Ok(true) => {}
+                other => {
+                    tx.rollback().await?;
+                    return Ok(other);
+                }
             }
             sqlx::query(job).bind(conversation_id).bind(at).execute(&mut *tx).await?;
             tx.commit().await?;
-            Ok(true)
+            Ok(Ok(true))
         }
         .await)
         .map_err(StoreError::from)
