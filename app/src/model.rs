@@ -50,30 +50,40 @@ pub struct ConversationSummary {
     pub status: ConversationStatus,
 }
 
+/// One line of the transcript. Fields at their default are left out of the JSON: a page carries
+/// every line of a long conversation twice (as HTML and as data for hydration), and most lines
+/// are neither stopped, editable, decided after, noted nor carrying files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageView {
     pub id: i64,
     pub role: MessageRole,
+    /// The line as plain text: the reader's own lines, which are never interpreted. Empty when
+    /// `html` carries the line (the page shows only that, so the Markdown source is not sent).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub content: String,
-    /// The assistant's markdown, rendered and sanitised on the server; `None` shows `content` as
-    /// plain text (the reader's own messages are never interpreted).
+    /// The assistant's markdown, rendered and sanitised on the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub html: Option<String>,
     /// A reply the reader stopped while it was written: its text as far as it got.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub stopped: bool,
     /// The reader may edit this message and run the conversation again from it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub editable: bool,
     /// A card was approved after this message: what it applied stays if the message is edited.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub decided_after: bool,
     /// Files sent with this message.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<AttachmentView>,
     /// What the line is, when the transcript alone does not say it (an answer that came after a
     /// decision in the runs inbox, a run that expired), in the reader's language.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !value
 }
 
 /// A file attached to a message (or waiting for the next one), without its bytes.

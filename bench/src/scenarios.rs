@@ -489,7 +489,7 @@ pub async fn streaming(report: &mut Report, server: &ServerProcess, client: &Cli
     let view = client.settled(&id).await;
     let elapsed = started.elapsed();
     let used = server.cpu_time().saturating_sub(before);
-    let answer = view["messages"][1]["content"].as_str().unwrap_or_default();
+    let answer = view["messages"][1]["html"].as_str().unwrap_or_default();
     assert!(answer.contains(&format!("tok{}", COST_TOKENS - 1)), "the whole reply was recorded");
     report.section(
         "Streamed replies",

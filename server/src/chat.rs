@@ -28,7 +28,7 @@ use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
-use crate::store::{Attachment, Decision, NewAttachment, StartTurn, Store, StoreError};
+use crate::store::{Attachment, ConversationSnapshot, Decision, NewAttachment, StartTurn, Store, StoreError};
 use crate::worker::WorkerHandle;
 
 pub const UNTITLED: &str = "New conversation";
@@ -578,13 +578,17 @@ impl ChatService {
         self.store.hand_back(&row.id, recorded.waiting_status(), ErrorCode::NotDelivered).await.map_err(internal)
     }
 
-    /// The conversation as the page shows it, from a row its owner just read. A reconcile may
-    /// change the row, which is then read again.
-    async fn view_of(&self, user: &CurrentUser, row: Conversation, lang: Lang) -> Result<ConversationView, AppError> {
-        self.reconcile(&row).await?;
-        // The row again, read with the transcript in one snapshot (the caller checked access).
-        let (row, messages) =
-            self.store.conversation_with_messages(&row.id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
+    /// The user's conversation as the page shows it: the row, its transcript and its files read
+    /// in one snapshot, and again after a reconcile that changed the row.
+    async fn view_of(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
+        let snapshot = || async {
+            self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
+        };
+        let mut read = snapshot().await?;
+        if self.reconcile(&read.conversation).await? {
+            read = snapshot().await?;
+        }
+        let ConversationSnapshot { conversation: row, messages, attachments: files } = read;
         let status = row.status;
         let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
@@ -598,7 +602,6 @@ impl ChatService {
             }
             _ => (None, None),
         };
-        let files = self.store.attachments(&row.id).await.map_err(internal)?;
         let files_of = |message_id: Option<i64>| -> Vec<AttachmentView> {
             files.iter().filter(|file| file.message_id == message_id).map(attachment_view).collect()
         };
@@ -619,32 +622,36 @@ impl ChatService {
             process_run: self.skills.is_process_run(&row),
             messages: messages
                 .into_iter()
-                .map(|mut message| MessageView {
-                    editable: message.role == MessageRole::User
-                        && message.notice.is_none()
-                        && status != ConversationStatus::Processing,
-                    // A card was approved after this line: an edit here does not undo what it applied.
-                    decided_after: row.approved_through.is_some_and(|through| message.id <= through),
-                    attachments: files_of(Some(message.id)),
-                    id: message.id,
-                    role: match message.role {
-                        MessageRole::User => app::model::MessageRole::User,
-                        MessageRole::Assistant => app::model::MessageRole::Assistant,
-                    },
-                    // The reader's own messages are never interpreted.
-                    // Stored when the line was written; made here only for a line written before
-                    // that, or by another renderer version.
-                    html: (message.role == MessageRole::Assistant).then(|| {
+                .map(|mut message| {
+                    // The reader's own messages are never interpreted. An assistant's line goes
+                    // as HTML alone: stored when the line was written, made here only for a line
+                    // written before that or by another renderer version.
+                    let html = (message.role == MessageRole::Assistant).then(|| {
                         message.html.take().unwrap_or_else(|| crate::markdown::to_safe_html(&message.content))
-                    }),
-                    stopped: message.notice == Some(Notice::Stopped),
-                    note: match message.notice {
-                        Some(Notice::DecidedElsewhere) => Some(lang.t(Text::NoteDecidedElsewhere).to_string()),
-                        Some(Notice::ElsewhereFailed) => Some(lang.t(Text::NoteElsewhereFailed).to_string()),
-                        Some(Notice::Expired) => Some(lang.t(Text::RunExpired).to_string()),
-                        _ => None,
-                    },
-                    content: message.content,
+                    });
+                    let content = if html.is_some() { String::new() } else { message.content };
+                    MessageView {
+                        editable: message.role == MessageRole::User
+                            && message.notice.is_none()
+                            && status != ConversationStatus::Processing,
+                        // A card was approved after this line: an edit here does not undo what it applied.
+                        decided_after: row.approved_through.is_some_and(|through| message.id <= through),
+                        attachments: files_of(Some(message.id)),
+                        id: message.id,
+                        role: match message.role {
+                            MessageRole::User => app::model::MessageRole::User,
+                            MessageRole::Assistant => app::model::MessageRole::Assistant,
+                        },
+                        html,
+                        stopped: message.notice == Some(Notice::Stopped),
+                        note: match message.notice {
+                            Some(Notice::DecidedElsewhere) => Some(lang.t(Text::NoteDecidedElsewhere).to_string()),
+                            Some(Notice::ElsewhereFailed) => Some(lang.t(Text::NoteElsewhereFailed).to_string()),
+                            Some(Notice::Expired) => Some(lang.t(Text::RunExpired).to_string()),
+                            _ => None,
+                        },
+                        content,
+                    }
                 })
                 .collect(),
             id: row.id,
@@ -774,13 +781,12 @@ impl ChatBackend for ChatService {
             return Ok(PollView { status, total: after, conversation: None });
         }
         let lang = user.language.unwrap_or(browser_lang);
-        let view = self.view_of(&user, row, lang).await?;
+        let view = self.view_of(&user, &row.id, lang).await?;
         Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) })
     }
 
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
-        let row = self.owned(user, id).await?;
-        self.view_of(user, row, lang).await
+        self.view_of(user, id, lang).await
     }
 
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError> {

@@ -99,6 +99,14 @@ pub struct Attachment {
     pub truncated: bool,
 }
 
+/// A conversation as a page shows it, read in one snapshot ([`Store::conversation_snapshot`]).
+#[derive(Debug, Clone)]
+pub struct ConversationSnapshot {
+    pub conversation: Conversation,
+    pub messages: Vec<Message>,
+    pub attachments: Vec<Attachment>,
+}
+
 /// A stored attachment with the text the model is given; only a turn's request needs it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct AttachmentText {
@@ -623,35 +631,49 @@ impl Store {
         row.map(Conversation::try_from).transpose()
     }
 
-    /// The conversation and its transcript as of one moment: a write that changes both (a line
-    /// and the status it goes with) is seen whole or not at all, never the line beside the old
-    /// status.
-    pub async fn conversation_with_messages(
+    /// The user's conversation with its transcript and files as of one moment: a write that
+    /// changes several (a line and the status it goes with, a message and its files) is seen
+    /// whole or not at all. `None` when there is no such conversation of this user.
+    pub async fn conversation_snapshot(
         &self,
+        user_id: i64,
         id: &str,
-    ) -> Result<Option<(Conversation, Vec<Message>)>, StoreError> {
+    ) -> Result<Option<ConversationSnapshot>, StoreError> {
         // PostgreSQL gives each statement its own snapshot unless asked for one per transaction;
         // a SQLite read transaction reads one snapshot anyway.
         let one_snapshot = self.db.backend() == Backend::Postgres;
-        let (row, messages) = on_read!(&self.db, pool => async {
+        let (row, messages, attachments) = on_read!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             if one_snapshot {
                 sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
             }
-            let row: Option<ConversationRow> =
-                sqlx::query_as(select_conversations!("WHERE id = $1")).bind(id).fetch_optional(&mut *tx).await?;
+            let row: Option<ConversationRow> = sqlx::query_as(select_conversations!("WHERE id = $1 AND user_id = $2"))
+                .bind(id)
+                .bind(user_id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if row.is_none() {
+                return Ok((None, Vec::new(), Vec::new()));
+            }
             let messages: Vec<MessageRow> =
                 sqlx::query_as("SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id")
                     .bind(id)
                     .fetch_all(&mut *tx)
                     .await?;
+            let attachments: Vec<Attachment> = sqlx::query_as(
+                "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
+                 WHERE conversation_id = $1 ORDER BY id",
+            )
+            .bind(id)
+            .fetch_all(&mut *tx)
+            .await?;
             tx.commit().await?;
-            Ok::<_, sqlx::Error>((row, messages))
+            Ok::<_, sqlx::Error>((row, messages, attachments))
         }
         .await)?;
         let Some(row) = row else { return Ok(None) };
         let messages = messages.into_iter().map(Message::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Some((Conversation::try_from(row)?, messages)))
+        Ok(Some(ConversationSnapshot { conversation: Conversation::try_from(row)?, messages, attachments }))
     }
 
     pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {

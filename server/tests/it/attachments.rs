@@ -47,7 +47,7 @@ async fn an_attached_file_goes_with_the_next_message_and_its_text_reaches_the_mo
     assert_eq!(status, 200);
     let settled = client.settled_conversation(&id).await;
     // The scripted model echoes what it was given: the message, then the file, named.
-    let reply = texts(&settled)[1].clone();
+    let reply = server.transcript(&id).await[1].clone();
     assert!(
         reply.starts_with("Echo: summarise\n\n[Attached file: notes.md (markdown)]\n# Plan\nShip on Friday."),
         "{reply}"
@@ -75,7 +75,7 @@ async fn an_attached_file_goes_with_the_next_message_and_its_text_reaches_the_mo
         .await;
     assert_eq!(status, 200);
     let edited = client.settled_conversation(&id).await;
-    assert!(texts(&edited)[1].contains("Ship on Friday."), "{edited}");
+    assert!(server.transcript(&id).await[1].contains("Ship on Friday."), "{edited}");
     assert_eq!(count(&server).await, 1);
     let (status, _) = client.call_json("delete_conversation", &[("conversation_id", &id)]).await;
     assert!(status < 400);

@@ -129,6 +129,16 @@ impl TestServer {
         &self.running.as_ref().unwrap().store
     }
 
+    /// The conversation's lines as stored: the assistant's in the Markdown it wrote, which the
+    /// page gets only as HTML.
+    pub async fn transcript(&self, id: &str) -> Vec<String> {
+        db::on!(self.store().db(), pool => sqlx::query_scalar("SELECT content FROM messages WHERE conversation_id = $1 ORDER BY id")
+            .bind(id)
+            .fetch_all(pool)
+            .await)
+        .unwrap()
+    }
+
     /// Runs one statement on the database, whichever it is.
     pub async fn exec(&self, sql: &'static str) {
         db::on!(self.store().db(), pool => sqlx::query(sql).execute(pool).await.map(|done| done.rows_affected()))
@@ -161,7 +171,33 @@ impl TestServer {
 
 /// The transcript as its message texts, in order.
 pub fn texts(conversation: &Value) -> Vec<String> {
-    conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap().to_string()).collect()
+    conversation["messages"].as_array().unwrap().iter().map(text).collect()
+}
+
+/// A line's text as the reader sees it: the reader's own lines as written, an assistant's line
+/// (sent as HTML alone) with its tags left out and its entities read back.
+pub fn text(message: &Value) -> String {
+    if let Some(html) = message["html"].as_str() {
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in html.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' => in_tag = false,
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        return text
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+            .trim_end()
+            .to_string();
+    }
+    message["content"].as_str().expect("a line has its text or its HTML").to_string()
 }
 
 pub struct Client {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::{texts, Client, TestServer};
+use crate::harness::{text, texts, Client, TestServer};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -118,7 +118,7 @@ async fn a_card_the_chat_moved_on_from_is_decided_in_the_inbox_and_its_answer_jo
     let conversation = carried_on(&client, &id).await;
     assert_eq!(*effects.titles.lock().unwrap(), vec!["A better title".to_string()]);
     let last = conversation["messages"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!(last["content"], "Done: Title set to A better title");
+    assert_eq!(text(&last), "Done: Title set to A better title");
     assert_eq!(last["note"], "Carried on after a decision in the runs inbox:");
     assert_eq!(conversation["status"], "idle", "the chat's own state is untouched");
 

@@ -67,10 +67,9 @@ async fn a_cross_site_post_is_refused_before_it_changes_anything() {
     assert_eq!(same_origin.status(), 200);
 
     let conversation = client.settled_conversation(&id).await;
-    let texts: Vec<&str> =
-        conversation["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
-    assert!(!texts.contains(&"forged"));
-    assert!(texts.contains(&"genuine"));
+    let texts = crate::harness::texts(&conversation);
+    assert!(!texts.iter().any(|text| text == "forged"));
+    assert!(texts.iter().any(|text| text == "genuine"));
     server.stop().await;
 }
 
