@@ -23,6 +23,12 @@ pub use connections::{in_background, Checkout, Connections, Tx};
 const POOL_SIZE: u32 = 8;
 /// How long a writer waits for another one before the statement fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How many rows a SQLite connection's thread may hand over before the reading task takes them.
+/// sqlx's default is 50: a longer read (a page's 200 messages, the list of 100 conversations)
+/// filled the channel, and from then on each row the task took woke the connection's thread for
+/// the next one, a futex wake-up per row. The buffer grows with the rows in it; none is set aside
+/// in advance.
+const ROW_BUFFER: usize = 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -187,7 +193,8 @@ impl Db {
 
 /// Connection options that make concurrent writers wait for each other instead of failing: WAL,
 /// a busy timeout, `synchronous = NORMAL` (durable at every checkpoint, safe with WAL), foreign
-/// keys on. Every pool of the application and of its tests is made with these.
+/// keys on; and a row buffer long enough for a whole page's read ([`ROW_BUFFER`]). Every pool of
+/// the application and of its tests is made with these.
 pub fn sqlite_options(path: impl AsRef<Path>) -> SqliteConnectOptions {
     SqliteConnectOptions::new()
         .filename(path)
@@ -196,6 +203,7 @@ pub fn sqlite_options(path: impl AsRef<Path>) -> SqliteConnectOptions {
         .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(BUSY_TIMEOUT)
         .foreign_keys(true)
+        .row_buffer_size(ROW_BUFFER)
 }
 
 /// Unix milliseconds, for the few columns that time something shorter than a second (their names
@@ -251,7 +259,7 @@ impl Db {
 
     /// An in-memory database: one connection, since each one would be a database of its own.
     pub async fn in_memory() -> Result<Db, DbError> {
-        let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
+        let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true).row_buffer_size(ROW_BUFFER);
         let pool = Connections::open(options, 1).await?;
         Ok(Db::Sqlite(Sqlite { write: pool.clone(), read: pool }))
     }
