@@ -1,7 +1,7 @@
 //! The measurements, each writing its part of the report.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -152,6 +152,10 @@ fn mib(kib: u64) -> String {
 const STREAMS: usize = 1_000;
 /// Streams being opened at once.
 const OPENING: usize = 50;
+/// Changes sent to the open streams; the fan-out figures pool what every stream heard of each.
+/// One change alone left its median at the mercy of that moment's scheduling (7.5 and 9 ms for
+/// the same server in two runs).
+const FAN_OUT_ROUNDS: usize = 5;
 
 /// What opening `STREAMS` event streams on one server did to it.
 struct Streams {
@@ -176,43 +180,47 @@ impl Streams {
     }
 }
 
-/// Opens `STREAMS` streams of `url` (each counted once it has its `ready` event), calls `trigger`
-/// and waits until every stream heard `changed`, then closes them; `rss` reads the server's memory
+/// Opens `STREAMS` streams of `url` (each counted once it has its `ready` event), then
+/// `FAN_OUT_ROUNDS` times waits for `quiet` (the change before has run its course), calls `trigger`
+/// and waits until every stream heard `changed`; then closes them. `rss` reads the server's memory
 /// at rest, with the streams open and a second after they closed.
 async fn open_streams(
     http: &reqwest::Client,
     url: &str,
-    trigger: impl AsyncFnOnce(),
+    trigger: impl AsyncFn(),
+    quiet: impl AsyncFn(),
     rss: impl Fn() -> u64,
 ) -> Streams {
     tokio::time::sleep(Duration::from_secs(1)).await;
     let idle = rss();
     let ready = Arc::new(AtomicUsize::new(0));
-    let armed = Arc::new(AtomicBool::new(false));
-    let (seen, mut first_changes) = mpsc::unbounded_channel::<Instant>();
+    // The round being measured (0: none yet); each stream reports the first `changed` of each.
+    let round = Arc::new(AtomicUsize::new(0));
+    let (seen, mut first_changes) = mpsc::unbounded_channel::<(usize, Instant)>();
     // At most `OPENING` connections being opened at once: a thousand at once overflow the
     // kernel's accept queue, and the retried SYNs (one second later) would be the figure.
     let opening_slots = Arc::new(tokio::sync::Semaphore::new(OPENING));
     let opening = Instant::now();
     let mut streams = Vec::with_capacity(STREAMS);
     for _ in 0..STREAMS {
-        let (http, url, ready, armed, seen) =
-            (http.clone(), url.to_string(), ready.clone(), armed.clone(), seen.clone());
+        let (http, url, ready, round, seen) =
+            (http.clone(), url.to_string(), ready.clone(), round.clone(), seen.clone());
         let slot = opening_slots.clone().acquire_owned().await.unwrap();
         streams.push(tokio::spawn(async move {
             let response = http.get(&url).send().await.expect("the stream opens");
             drop(slot);
             assert_eq!(response.status(), 200, "event stream refused");
             let mut body = response.bytes_stream();
-            let mut reported = false;
+            let mut reported = 0;
             while let Some(Ok(chunk)) = body.next().await {
                 let text = String::from_utf8_lossy(&chunk);
                 if text.contains("event: ready") {
                     ready.fetch_add(1, Ordering::SeqCst);
                 }
-                if text.contains("event: changed") && armed.load(Ordering::SeqCst) && !reported {
-                    reported = true;
-                    let _ = seen.send(Instant::now());
+                let current = round.load(Ordering::SeqCst);
+                if text.contains("event: changed") && current > reported {
+                    reported = current;
+                    let _ = seen.send((current, Instant::now()));
                 }
             }
         }));
@@ -225,16 +233,25 @@ async fn open_streams(
     tokio::time::sleep(Duration::from_secs(1)).await;
     let with_streams = rss();
 
-    armed.store(true, Ordering::SeqCst);
-    let sent = Instant::now();
-    trigger().await;
-    let mut arrivals = Vec::with_capacity(STREAMS);
-    while arrivals.len() < STREAMS {
-        let at = tokio::time::timeout(Duration::from_secs(30), first_changes.recv())
-            .await
-            .expect("every stream hears of the change")
-            .unwrap();
-        arrivals.push(at - sent);
+    let mut arrivals = Vec::with_capacity(STREAMS * FAN_OUT_ROUNDS);
+    for this_round in 1..=FAN_OUT_ROUNDS {
+        quiet().await;
+        // What the change before still sends (a worker's later steps) goes out before this round.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        round.store(this_round, Ordering::SeqCst);
+        let sent = Instant::now();
+        trigger().await;
+        let mut heard = 0;
+        while heard < STREAMS {
+            let (of, at) = tokio::time::timeout(Duration::from_secs(30), first_changes.recv())
+                .await
+                .expect("every stream hears of the change")
+                .unwrap();
+            if of == this_round {
+                heard += 1;
+                arrivals.push(at - sent);
+            }
+        }
     }
     let fan_out = Sample::new(arrivals);
     for stream in &streams {
@@ -251,7 +268,12 @@ pub const PURGE_NOW: (&str, &str) = ("MIMALLOC_PURGE_DELAY", "0");
 async fn streams_of(server: &ServerProcess, client: &Client) -> Streams {
     let id = client.create_conversation().await;
     let url = format!("{}/events/conversations/{id}", client.base);
-    open_streams(&client.http, &url, async || client.send(&id, "hello, all of you").await, || server.rss_kib()).await
+    let trigger = async || client.send(&id, "hello, all of you").await;
+    // The turn a change starts runs to its end before the next change.
+    let quiet = async || {
+        client.settled(&id).await;
+    };
+    open_streams(&client.http, &url, trigger, quiet, || server.rss_kib()).await
 }
 
 pub async fn memory_and_event_streams(
@@ -266,7 +288,8 @@ pub async fn memory_and_event_streams(
     let http = reqwest::Client::new();
     let send = format!("{}/send", reference.base);
     let trigger = async || assert_eq!(http.post(&send).send().await.unwrap().status(), 200);
-    let bare = open_streams(&http, &format!("{}/events", reference.base), trigger, || reference.rss_kib()).await;
+    let bare =
+        open_streams(&http, &format!("{}/events", reference.base), trigger, async || {}, || reference.rss_kib()).await;
     reference.stop().await;
 
     report.section(
@@ -275,8 +298,9 @@ pub async fn memory_and_event_streams(
             "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing \
              open. Then 1,000 `GET /events/conversations/{{id}}` streams of one session on one conversation (1,000 \
              TCP connections, at most 50 being opened at a time), each counted once it received its `ready` event; \
-             then a message is sent and every stream must hear `changed`. *Returning pages*: the same binary started \
-             with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits, and keeps \
+             then {FAN_OUT_ROUNDS} times a message is sent (each once the turn before has ended) and every stream must \
+             hear `changed`; the fan-out figures pool all {FAN_OUT_ROUNDS} rounds. *Returning pages*: the same binary \
+             started with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits, and keeps \
              what a thread freed until that thread allocates again). **Limit reference**, measured in the same run: \
              a bare axum SSE fan-out in a process of its own on the same allocator (one broadcast channel, `ready` \
              then `changed` on `POST /send`; no session, no database; `bench/src/sse_reference.rs`), opened and \
