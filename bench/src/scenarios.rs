@@ -180,13 +180,29 @@ impl Streams {
     }
 }
 
-/// Opens `STREAMS` streams of `url` (each counted once it has its `ready` event), then
-/// `FAN_OUT_ROUNDS` times waits for `quiet` (the change before has run its course), calls `trigger`
-/// and waits until every stream heard `changed`; then closes them. `rss` reads the server's memory
-/// at rest, with the streams open and a second after they closed.
+/// The memory as `STREAMS` open streams and one change leave it (`open_streams` with one round),
+/// and the fan-out over `FAN_OUT_ROUNDS` changes, on streams opened again: more changes leave more
+/// behind in the process, which the memory figures are not about.
+async fn measure_streams(
+    http: &reqwest::Client,
+    url: &str,
+    trigger: impl AsyncFn(),
+    quiet: impl AsyncFn(),
+    rss: impl Fn() -> u64,
+) -> Streams {
+    let memory = open_streams(http, url, 1, &trigger, &quiet, &rss).await;
+    let fan_out = open_streams(http, url, FAN_OUT_ROUNDS, &trigger, &quiet, &rss).await.fan_out;
+    Streams { fan_out, ..memory }
+}
+
+/// Opens `STREAMS` streams of `url` (each counted once it has its `ready` event), then `rounds`
+/// times waits for `quiet` (the change before has run its course), calls `trigger` and waits until
+/// every stream heard `changed`; then closes them. `rss` reads the server's memory at rest, with
+/// the streams open and a second after they closed.
 async fn open_streams(
     http: &reqwest::Client,
     url: &str,
+    rounds: usize,
     trigger: impl AsyncFn(),
     quiet: impl AsyncFn(),
     rss: impl Fn() -> u64,
@@ -233,8 +249,8 @@ async fn open_streams(
     tokio::time::sleep(Duration::from_secs(1)).await;
     let with_streams = rss();
 
-    let mut arrivals = Vec::with_capacity(STREAMS * FAN_OUT_ROUNDS);
-    for this_round in 1..=FAN_OUT_ROUNDS {
+    let mut arrivals = Vec::with_capacity(STREAMS * rounds);
+    for this_round in 1..=rounds {
         quiet().await;
         // What the change before still sends (a worker's later steps) goes out before this round.
         tokio::time::sleep(Duration::from_millis(200)).await;
@@ -273,7 +289,7 @@ async fn streams_of(server: &ServerProcess, client: &Client) -> Streams {
     let quiet = async || {
         client.settled(&id).await;
     };
-    open_streams(&client.http, &url, trigger, quiet, || server.rss_kib()).await
+    measure_streams(&client.http, &url, trigger, quiet, || server.rss_kib()).await
 }
 
 pub async fn memory_and_event_streams(
@@ -289,7 +305,8 @@ pub async fn memory_and_event_streams(
     let send = format!("{}/send", reference.base);
     let trigger = async || assert_eq!(http.post(&send).send().await.unwrap().status(), 200);
     let bare =
-        open_streams(&http, &format!("{}/events", reference.base), trigger, async || {}, || reference.rss_kib()).await;
+        measure_streams(&http, &format!("{}/events", reference.base), trigger, async || {}, || reference.rss_kib())
+            .await;
     reference.stop().await;
 
     report.section(
@@ -298,9 +315,10 @@ pub async fn memory_and_event_streams(
             "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing \
              open. Then 1,000 `GET /events/conversations/{{id}}` streams of one session on one conversation (1,000 \
              TCP connections, at most 50 being opened at a time), each counted once it received its `ready` event; \
-             then {FAN_OUT_ROUNDS} times a message is sent (each once the turn before has ended) and every stream must \
-             hear `changed`; the fan-out figures pool all {FAN_OUT_ROUNDS} rounds. *Returning pages*: the same binary \
-             started with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits, and keeps \
+             then a message is sent and every stream must hear `changed`, and the streams are closed. The fan-out \
+             figures come from 1,000 streams opened again the same way, to which {FAN_OUT_ROUNDS} messages are sent (each \
+             once the turn before has ended); they pool every stream's arrival of each. *Returning pages*: the same \
+             binary started with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits, and keeps \
              what a thread freed until that thread allocates again). **Limit reference**, measured in the same run: \
              a bare axum SSE fan-out in a process of its own on the same allocator (one broadcast channel, `ready` \
              then `changed` on `POST /send`; no session, no database; `bench/src/sse_reference.rs`), opened and \
