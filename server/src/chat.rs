@@ -21,9 +21,7 @@ use question::form::{InputAnswer, InputPauseForm, YesNo};
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::continue_intent::is_continue_intent;
-use crate::conversation::{
-    Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply,
-};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, Recorded, Reply};
 use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
@@ -485,10 +483,7 @@ impl ChatService {
         recorded: &Recorded,
         decided_by: Option<i64>,
     ) -> Result<(), AppError> {
-        let waiting = match recorded {
-            Recorded::Answer { .. } => RunStatus::WaitingForInput,
-            Recorded::Decision { .. } => RunStatus::WaitingForApproval,
-        };
+        let waiting = recorded.waiting_run_status();
         let still_waits = async {
             let status = self.runtime.run_status(&Actor::user(row.user_id), run_id).await;
             status.map(|status| status == Some(waiting)).map_err(runtime_failure)
@@ -565,13 +560,7 @@ impl ChatService {
         }
         let (Some(run_id), Some(recorded)) = (row.run_id, &row.recorded) else { return Ok(false) };
         let status = self.runtime.run_status(&Actor::user(row.user_id), run_id).await.map_err(runtime_failure)?;
-        let answer = recorded.kind() == PendingDecision::Input;
-        let still_waits = match status {
-            Some(RunStatus::WaitingForInput) => answer,
-            Some(RunStatus::WaitingForApproval) => !answer,
-            _ => false,
-        };
-        if !still_waits {
+        if status != Some(recorded.waiting_run_status()) {
             return Ok(false);
         }
         tracing::warn!(conversation = %row.id, "no worker took the recorded answer or decision; handing it back");

@@ -2,7 +2,7 @@
 //! worker, and why it stopped. Typed here; the store turns its rows into these (and refuses a row
 //! it cannot read), and the chat service maps them to `app`'s view models at the edge.
 
-use runtime::{DenialReason, FailureReason};
+use runtime::{DenialReason, FailureReason, RunStatus};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -132,6 +132,14 @@ impl Recorded {
         match self {
             Recorded::Answer { .. } => ConversationStatus::AwaitingInput,
             Recorded::Decision { .. } => ConversationStatus::AwaitingApproval,
+        }
+    }
+
+    /// The status the run is in while this can still be delivered to it.
+    pub fn waiting_run_status(&self) -> RunStatus {
+        match self {
+            Recorded::Answer { .. } => RunStatus::WaitingForInput,
+            Recorded::Decision { .. } => RunStatus::WaitingForApproval,
         }
     }
 }
