@@ -99,6 +99,10 @@ pub struct Attachment {
     pub truncated: bool,
 }
 
+/// A conversation's attachments as [`Attachment`]s, in the order they came.
+const SELECT_ATTACHMENTS: &str = "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
+     WHERE conversation_id = $1 ORDER BY id";
+
 /// A conversation as a page shows it, read in one snapshot ([`Store::conversation_snapshot`]).
 #[derive(Debug, Clone)]
 pub struct ConversationSnapshot {
@@ -660,13 +664,7 @@ impl Store {
                     .bind(id)
                     .fetch_all(&mut *tx)
                     .await?;
-            let attachments: Vec<Attachment> = sqlx::query_as(
-                "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
-                 WHERE conversation_id = $1 ORDER BY id",
-            )
-            .bind(id)
-            .fetch_all(&mut *tx)
-            .await?;
+            let attachments: Vec<Attachment> = sqlx::query_as(SELECT_ATTACHMENTS).bind(id).fetch_all(&mut *tx).await?;
             tx.commit().await?;
             Ok::<_, sqlx::Error>((row, messages, attachments))
         }
@@ -1179,13 +1177,8 @@ impl Store {
 
     /// The conversation's attachments, without their bytes or text (a page load lists them).
     pub async fn attachments(&self, conversation_id: &str) -> Result<Vec<Attachment>, StoreError> {
-        let rows: Vec<Attachment> = on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
-             WHERE conversation_id = $1 ORDER BY id",
-        )
-        .bind(conversation_id)
-        .fetch_all(pool)
-        .await)?;
+        let rows: Vec<Attachment> =
+            on_read!(&self.db, pool => sqlx::query_as(SELECT_ATTACHMENTS).bind(conversation_id).fetch_all(pool).await)?;
         Ok(rows)
     }
 

@@ -296,16 +296,6 @@ async fn stored_rendering(server: &TestServer) -> (Option<String>, Option<i64>) 
     .unwrap()
 }
 
-/// The Markdown the assistant's last line was written in, as stored (the page gets its HTML alone).
-async fn stored_source(server: &TestServer) -> String {
-    db::on!(server.store().db(), pool => sqlx::query_scalar(
-        "SELECT content FROM messages WHERE role = 'assistant' ORDER BY id DESC LIMIT 1"
-    )
-    .fetch_one(pool)
-    .await)
-    .unwrap()
-}
-
 async fn last_html(client: &crate::harness::Client, id: &str) -> String {
     let conversation = client.settled_conversation(id).await;
     conversation["messages"].as_array().unwrap().last().unwrap()["html"].as_str().unwrap().to_string()
@@ -319,7 +309,8 @@ async fn an_assistant_line_is_rendered_once_when_written_and_read_as_stored() {
     let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", "Hello *there*")]).await;
     assert_eq!(status, 200);
     client.settled_conversation(&id).await;
-    let reply = stored_source(&server).await;
+    // The Markdown it was written in, as stored (the page gets its HTML alone).
+    let reply = server.transcript(&id).await[1].clone();
     let rendered = server::markdown::to_safe_html(&reply);
     assert!(!rendered.is_empty());
 
