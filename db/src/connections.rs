@@ -113,7 +113,23 @@ impl Connections {
             Some(connection) => connection,
             None => self.0.options.connect().await?,
         };
-        Ok(Checkout { connection: Some(connection), shared: self.0.clone(), _permit: permit })
+        Ok(Checkout { connection: Some(connection), shared: self.0.clone(), discard: false, _permit: permit })
+    }
+
+    /// Runs `batch`, statements that begin and commit a transaction of their own, in one round
+    /// trip to the connection's thread instead of one per statement, and returns the rows its
+    /// statements gave. A batch that fails or is cancelled part-way has left its transaction open,
+    /// so its connection is closed, which rolls the transaction back, instead of going back to the
+    /// pool.
+    pub async fn fetch_batch<'q, E>(&self, batch: E) -> Result<Vec<SqliteRow>, sqlx::Error>
+    where
+        E: 'q + Execute<'q, Sqlite>,
+    {
+        let mut checkout = self.acquire().await?;
+        checkout.discard = true;
+        let rows = checkout.fetch_all(batch).await?;
+        checkout.discard = false;
+        Ok(rows)
     }
 
     /// A transaction on a connection of this pool (`BEGIN`, which SQLite starts deferred).
@@ -141,6 +157,8 @@ impl Connections {
 pub struct Checkout {
     connection: Option<SqliteConnection>,
     shared: Arc<Shared>,
+    /// Set while a batch runs: if it does not end, the connection is closed instead of returned.
+    discard: bool,
     // Dropped after `drop` has put the connection back, so whoever it wakes finds it.
     _permit: OwnedSemaphorePermit,
 }
@@ -163,7 +181,7 @@ impl Drop for Checkout {
     fn drop(&mut self) {
         let Some(connection) = self.connection.take() else { return };
         // A closed pool's connections end here (dropping one ends its thread, which closes it).
-        if !self.shared.permits.is_closed() {
+        if !self.shared.permits.is_closed() && !self.discard {
             self.shared.idle.lock().unwrap_or_else(PoisonError::into_inner).push(connection);
         }
     }
@@ -385,5 +403,64 @@ mod tests {
         assert!(matches!(refused, Err(sqlx::Error::PoolClosed)), "{refused:?}");
         drop(out);
         assert!(pool.0.idle.lock().unwrap().is_empty());
+    }
+    /// Rows of `t` as another connection sees them (committed ones only).
+    async fn committed(dir: &tempfile::TempDir) -> Vec<i64> {
+        let other = Connections::open(sqlite_options(dir.path().join("t.db")), 1).await.unwrap();
+        let rows = sqlx::query_scalar("SELECT n FROM t ORDER BY n").fetch_all(&other).await.unwrap();
+        other.close().await;
+        rows
+    }
+
+    #[tokio::test]
+    async fn a_batch_runs_its_statements_in_one_go_and_returns_their_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(&dir, 1).await;
+        let rows = pool
+            .fetch_batch(
+                sqlx::query(
+                    "BEGIN; INSERT INTO t VALUES ($1); INSERT INTO t VALUES ($2); SELECT count(*) FROM t; COMMIT;",
+                )
+                .bind(1)
+                .bind(2),
+            )
+            .await
+            .unwrap();
+        let counted: Vec<i64> = rows.iter().map(|row| sqlx::Row::get(row, 0)).collect();
+        assert_eq!(counted, [2]);
+        assert_eq!(committed(&dir).await, [1, 2]);
+        // The connection went back, and serves the next statement.
+        assert_eq!(pool.0.idle.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_fails_part_way_writes_nothing_and_leaves_no_transaction_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(&dir, 1).await;
+        sqlx::query("CREATE TABLE u (n INTEGER NOT NULL)").execute(&pool).await.unwrap();
+        let failed = pool
+            .fetch_batch(sqlx::query("BEGIN; INSERT INTO t VALUES (1); INSERT INTO u VALUES (NULL); COMMIT;"))
+            .await;
+        assert!(failed.is_err(), "{failed:?}");
+        // Its connection is not the one that serves next: it was closed with its transaction.
+        assert!(pool.0.idle.lock().unwrap().is_empty());
+        sqlx::query("INSERT INTO t VALUES (2)").execute(&pool).await.unwrap();
+        assert_eq!(committed(&dir).await, [2], "the failed batch's first row is gone, the next statement committed");
+    }
+
+    #[tokio::test]
+    async fn a_batch_cancelled_part_way_writes_nothing_and_leaves_no_transaction_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = pool(&dir, 1).await;
+        // The insert, then a count long enough to be cancelled in.
+        let slow = "BEGIN; INSERT INTO t VALUES (1);
+                    WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c;
+                    COMMIT;";
+        let cancelled = tokio::time::timeout(Duration::from_millis(30), pool.fetch_batch(sqlx::query(slow))).await;
+        assert!(cancelled.is_err(), "the batch was still running when it was cancelled");
+        assert!(pool.0.idle.lock().unwrap().is_empty());
+        // The next writer waits (busy timeout) until the old connection has closed and rolled back.
+        sqlx::query("INSERT INTO t VALUES (2)").execute(&pool).await.unwrap();
+        assert_eq!(committed(&dir).await, [2]);
     }
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use db::{now, now_ms, on, on_read, Backend, Db, Migrations};
 use runtime::DenialReason;
+use sqlx::Row;
 use uuid::Uuid;
 
 use crate::conversation::{
@@ -440,6 +441,100 @@ fn guarded_statement<'a>(
     (sql, extra)
 }
 
+/// The SQLite form of a guarded write: one batch, sent to the writer's thread at once, that runs
+/// in a transaction of its own. The UPDATE's hit is kept in a table of the connection's own
+/// (`temp.claimed`) when it changed exactly one row, and each following write reads its
+/// conversation from there, as the PostgreSQL form reads it from its CTE; the batch's one row is
+/// the count of claimed rows. Statement by statement, the same write took five round trips to
+/// the writer's thread for an answer, each a wake-up there and back.
+fn guarded_batch<'a>(
+    update: &str,
+    arg_count: usize,
+    conversation_id: &'a str,
+    then: &[Then<'a>],
+    rendered: &'a [Option<String>],
+    at: i64,
+) -> (String, Vec<Arg<'a>>) {
+    let mut sql = format!(
+        "CREATE TEMP TABLE IF NOT EXISTS claimed (id TEXT NOT NULL);
+         BEGIN;
+         DELETE FROM temp.claimed;
+         {update};
+         INSERT INTO temp.claimed (id) SELECT ${} WHERE changes() = 1;",
+        arg_count + 1
+    );
+    let mut extra = vec![Arg::Text(conversation_id)];
+    for (index, step) in then.iter().enumerate() {
+        let first = arg_count + extra.len() + 1;
+        match *step {
+            Then::Message { role, content, notice } => {
+                sql.push_str(&format!(
+                    "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
+                     SELECT id, ${}, ${}, ${}, ${}, ${}, ${} FROM temp.claimed;",
+                    first,
+                    first + 1,
+                    first + 2,
+                    first + 3,
+                    first + 4,
+                    first + 5
+                ));
+                let html = rendered[index].as_deref();
+                extra.extend([
+                    Arg::Text(role.as_str()),
+                    Arg::Text(content),
+                    Arg::MaybeText(notice.map(Notice::as_str)),
+                    Arg::Int(at),
+                    Arg::MaybeText(html),
+                    Arg::MaybeInt(html.map(|_| RENDERER_VERSION)),
+                ]);
+            }
+            Then::Job => {
+                sql.push_str(&format!(
+                    "INSERT INTO jobs (conversation_id, kind, created_at) SELECT id, 'turn', ${first} FROM temp.claimed;"
+                ));
+                extra.push(Arg::Int(at));
+            }
+            Then::DropUndelivered => sql.push_str(
+                "DELETE FROM messages WHERE id = (
+                     SELECT m.id FROM messages m JOIN temp.claimed c ON m.conversation_id = c.id ORDER BY m.id DESC LIMIT 1
+                 ) AND notice IN ('input_answer', 'decision');",
+            ),
+            Then::StoppedReply => {
+                sql.push_str(&format!(
+                    "INSERT INTO messages (conversation_id, role, content, notice, created_at)
+                     SELECT c.id, 'assistant', COALESCE(d.content, ''), 'stopped', ${first}
+                     FROM temp.claimed c LEFT JOIN drafts d ON d.conversation_id = c.id;"
+                ));
+                extra.push(Arg::Int(at));
+            }
+            Then::DropDraft => sql.push_str("DELETE FROM drafts WHERE conversation_id IN (SELECT id FROM temp.claimed);"),
+            Then::TruncateAfter(message_id) => {
+                sql.push_str(&format!(
+                    "DELETE FROM messages WHERE conversation_id IN (SELECT id FROM temp.claimed) AND id > ${first};"
+                ));
+                extra.push(Arg::Int(message_id));
+            }
+            Then::Rewrite { message_id, content } => {
+                sql.push_str(&format!(
+                    "UPDATE messages SET content = ${}, html = NULL, html_version = NULL
+                     WHERE id = ${} AND conversation_id IN (SELECT id FROM temp.claimed);",
+                    first,
+                    first + 1
+                ));
+                extra.extend([Arg::Text(content), Arg::Int(message_id)]);
+            }
+            // Statements run one after another here, so the newest message is the one inserted
+            // by the step before.
+            Then::AttachPending => sql.push_str(
+                "UPDATE attachments SET message_id = (SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = attachments.conversation_id)
+                 WHERE conversation_id IN (SELECT id FROM temp.claimed) AND message_id IS NULL;",
+            ),
+        }
+    }
+    sql.push_str("SELECT COUNT(*) FROM temp.claimed; COMMIT;");
+    (sql, extra)
+}
+
 impl Store {
     pub fn new(db: Db) -> Self {
         Store { db }
@@ -452,8 +547,8 @@ impl Store {
     /// One guarded write: an UPDATE of a conversation row that must hit exactly one row, then the
     /// writes that go with it (on the same conversation), all or nothing. If the UPDATE hits no
     /// row nothing is written and the answer is false: someone else won, or the row is not in the
-    /// state expected. SQLite runs the statements in one transaction in-process; PostgreSQL gets
-    /// them as one statement (data-modifying CTEs), one round trip instead of one per write.
+    /// state expected. Either backend gets it in one round trip instead of one per write: SQLite
+    /// as one batch in a transaction of its own, PostgreSQL as one statement (data-modifying CTEs).
     async fn guarded(
         &self,
         conversation_id: &str,
@@ -467,94 +562,11 @@ impl Store {
         let rendered: Vec<Option<String>> = then.iter().map(Then::rendered).collect();
         match &self.db {
             Db::Sqlite(db::Sqlite { write: pool, .. }) => {
-                let mut tx = pool.begin().await?;
-                if bind_args!(sqlx::query(update), args).execute(&mut *tx).await?.rows_affected() != 1 {
-                    tx.rollback().await?;
-                    return Ok(false);
-                }
-                for (index, step) in then.iter().enumerate() {
-                    match *step {
-                        Then::Message { role, content, notice } => {
-                            let html = rendered[index].as_deref();
-                            sqlx::query(
-                                "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
-                                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                            )
-                            .bind(conversation_id)
-                            .bind(role.as_str())
-                            .bind(content)
-                            .bind(notice.map(Notice::as_str))
-                            .bind(at)
-                            .bind(html)
-                            .bind(html.map(|_| RENDERER_VERSION))
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                        Then::Job => {
-                            sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'turn', $2)")
-                                .bind(conversation_id)
-                                .bind(at)
-                                .execute(&mut *tx)
-                                .await?;
-                        }
-                        Then::DropUndelivered => {
-                            sqlx::query(
-                                "DELETE FROM messages WHERE id = (
-                                     SELECT id FROM messages WHERE conversation_id = $1 ORDER BY id DESC LIMIT 1
-                                 ) AND notice IN ('input_answer', 'decision')",
-                            )
-                            .bind(conversation_id)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                        Then::StoppedReply => {
-                            sqlx::query(
-                                "INSERT INTO messages (conversation_id, role, content, notice, created_at)
-                                 SELECT $1, 'assistant', COALESCE((SELECT content FROM drafts WHERE conversation_id = $1), ''),
-                                        'stopped', $2",
-                            )
-                            .bind(conversation_id)
-                            .bind(at)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                        Then::DropDraft => {
-                            sqlx::query("DELETE FROM drafts WHERE conversation_id = $1")
-                                .bind(conversation_id)
-                                .execute(&mut *tx)
-                                .await?;
-                        }
-                        Then::TruncateAfter(message_id) => {
-                            sqlx::query("DELETE FROM messages WHERE conversation_id = $1 AND id > $2")
-                                .bind(conversation_id)
-                                .bind(message_id)
-                                .execute(&mut *tx)
-                                .await?;
-                        }
-                        Then::Rewrite { message_id, content } => {
-                            sqlx::query(
-                                "UPDATE messages SET content = $1, html = NULL, html_version = NULL
-                                 WHERE id = $2 AND conversation_id = $3",
-                            )
-                            .bind(content)
-                            .bind(message_id)
-                            .bind(conversation_id)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                        Then::AttachPending => {
-                            sqlx::query(
-                                "UPDATE attachments SET message_id = (SELECT MAX(id) FROM messages WHERE conversation_id = $1)
-                                 WHERE conversation_id = $1 AND message_id IS NULL",
-                            )
-                            .bind(conversation_id)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                    }
-                }
-                tx.commit().await?;
-                Ok(true)
+                let (sql, extra) = guarded_batch(update, args.len(), conversation_id, then, &rendered, at);
+                let all: Vec<Arg<'_>> = args.iter().copied().chain(extra).collect();
+                let rows = pool.fetch_batch(bind_args!(sqlx::query(sqlx::AssertSqlSafe(sql)), &all)).await?;
+                let claimed: i64 = rows.first().map(|row| row.try_get(0)).transpose()?.unwrap_or(0);
+                Ok(claimed == 1)
             }
             Db::Postgres(pool) => {
                 let (sql, extra) = guarded_statement(update, args.len(), then, &rendered, at);
