@@ -107,7 +107,8 @@ const SELECT_ATTACHMENTS: &str = "SELECT id, message_id, file_name, kind, size, 
 const SELECT_MESSAGES: &str =
     "SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id";
 
-/// A conversation as a page shows it, read in one snapshot ([`Store::conversation_snapshot`]).
+/// A conversation as a page shows it, read in one snapshot ([`Store::conversation_snapshot`]):
+/// an assistant's line that has its current rendering comes as that HTML, with no `content`.
 #[derive(Debug, Clone)]
 pub struct ConversationSnapshot {
     pub conversation: Conversation,
@@ -274,6 +275,19 @@ macro_rules! select_conversations {
     };
 }
 
+/// A message as a page shows it: an assistant's line with a rendering of the current version
+/// comes without its Markdown, which the page does not show and which is about as long again.
+/// `$version` is the placeholder bound to [`RENDERER_VERSION`].
+macro_rules! snapshot_message_columns {
+    ($version:literal) => {
+        concat!(
+            "id, role, CASE WHEN html IS NOT NULL AND html_version = ",
+            $version,
+            " THEN '' ELSE content END AS content, notice, html, html_version"
+        )
+    };
+}
+
 /// [`Store::conversation_snapshot`] on SQLite: the three reads of one snapshot as one batch, each
 /// row tagged with its `part`. The transcript and files are read only if the conversation is the
 /// user's.
@@ -282,7 +296,9 @@ const SQLITE_SNAPSHOT: &str = concat!(
      SELECT 0 AS part, ",
     conversation_columns!(),
     " FROM conversations c WHERE id = $1 AND user_id = $2;
-     SELECT 1 AS part, id, role, content, notice, html, html_version FROM messages
+     SELECT 1 AS part, ",
+    snapshot_message_columns!("$3"),
+    " FROM messages
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2) ORDER BY id;
      SELECT 2 AS part, id, message_id, file_name, kind, size, truncated FROM attachments
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2) ORDER BY id;
@@ -677,7 +693,9 @@ impl Store {
             // One batch, one round trip to the reader's thread instead of five; each row says
             // which of the three statements it comes from.
             Db::Sqlite(db::Sqlite { read, .. }) => {
-                let rows = read.fetch_batch(sqlx::query(SQLITE_SNAPSHOT).bind(id).bind(user_id)).await?;
+                let rows = read
+                    .fetch_batch(sqlx::query(SQLITE_SNAPSHOT).bind(id).bind(user_id).bind(RENDERER_VERSION))
+                    .await?;
                 let (mut row, mut messages, mut attachments) = (None, Vec::new(), Vec::new());
                 for each in &rows {
                     match each.try_get::<i64, _>("part")? {
@@ -702,7 +720,15 @@ impl Store {
                 if row.is_none() {
                     return Ok(None);
                 }
-                let messages: Vec<MessageRow> = sqlx::query_as(SELECT_MESSAGES).bind(id).fetch_all(&mut *tx).await?;
+                let messages: Vec<MessageRow> = sqlx::query_as(concat!(
+                    "SELECT ",
+                    snapshot_message_columns!("$2"),
+                    " FROM messages WHERE conversation_id = $1 ORDER BY id"
+                ))
+                .bind(id)
+                .bind(RENDERER_VERSION)
+                .fetch_all(&mut *tx)
+                .await?;
                 let attachments: Vec<Attachment> =
                     sqlx::query_as(SELECT_ATTACHMENTS).bind(id).fetch_all(&mut *tx).await?;
                 tx.commit().await?;
