@@ -577,7 +577,7 @@ impl ChatService {
         if self.reconcile(&read.conversation).await? {
             read = snapshot().await?;
         }
-        let ConversationSnapshot { conversation: row, messages, attachments: files } = read;
+        let ConversationSnapshot { conversation: row, messages, attachments: files, draft } = read;
         let status = row.status;
         let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
@@ -595,11 +595,8 @@ impl ChatService {
             files.iter().filter(|file| file.message_id == message_id).map(attachment_view).collect()
         };
         let pending = files_of(None);
-        let draft = if status == ConversationStatus::Processing {
-            self.store.draft(&row.id).await.map_err(internal)?.map(|(key, text)| DraftView { key, text })
-        } else {
-            None
-        };
+        let draft =
+            draft.filter(|_| status == ConversationStatus::Processing).map(|(key, text)| DraftView { key, text });
         Ok(ConversationView {
             draft,
             pending_attachments: pending,

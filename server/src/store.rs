@@ -104,6 +104,8 @@ pub struct Attachment {
 const SELECT_ATTACHMENTS: &str = "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
      WHERE conversation_id = $1 ORDER BY id";
 
+const SELECT_DRAFT: &str = "SELECT draft_key, content FROM drafts WHERE conversation_id = $1";
+
 const SELECT_MESSAGES: &str =
     "SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id";
 
@@ -114,6 +116,9 @@ pub struct ConversationSnapshot {
     pub conversation: Conversation,
     pub messages: Vec<Message>,
     pub attachments: Vec<Attachment>,
+    /// The reply being written (its draft key and text so far), if one is: read with the
+    /// transcript, so a stopped or finished reply is seen as a line or as the draft, never both.
+    pub draft: Option<(String, String)>,
 }
 
 /// A stored attachment with the text the model is given; only a turn's request needs it.
@@ -302,6 +307,8 @@ const SQLITE_SNAPSHOT: &str = concat!(
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2) ORDER BY id;
      SELECT 2 AS part, id, message_id, file_name, kind, size, truncated FROM attachments
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2) ORDER BY id;
+     SELECT 3 AS part, draft_key, content FROM drafts
+     WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2);
      COMMIT;"
 );
 
@@ -689,22 +696,23 @@ impl Store {
         user_id: i64,
         id: &str,
     ) -> Result<Option<ConversationSnapshot>, StoreError> {
-        let (row, messages, attachments) = match &self.db {
+        let (row, messages, attachments, draft) = match &self.db {
             // One batch, one round trip to the reader's thread instead of five; each row says
             // which of the three statements it comes from.
             Db::Sqlite(db::Sqlite { read, .. }) => {
                 let rows = read
                     .fetch_batch(sqlx::query(SQLITE_SNAPSHOT).bind(id).bind(user_id).bind(RENDERER_VERSION))
                     .await?;
-                let (mut row, mut messages, mut attachments) = (None, Vec::new(), Vec::new());
+                let (mut row, mut messages, mut attachments, mut draft) = (None, Vec::new(), Vec::new(), None);
                 for each in &rows {
                     match each.try_get::<i64, _>("part")? {
                         0 => row = Some(ConversationRow::from_row(each)?),
                         1 => messages.push(MessageRow::from_row(each)?),
-                        _ => attachments.push(Attachment::from_row(each)?),
+                        2 => attachments.push(Attachment::from_row(each)?),
+                        _ => draft = Some((each.try_get("draft_key")?, each.try_get("content")?)),
                     }
                 }
-                (row, messages, attachments)
+                (row, messages, attachments, draft)
             }
             // PostgreSQL gives each statement its own snapshot unless asked for one per
             // transaction.
@@ -731,13 +739,15 @@ impl Store {
                 .await?;
                 let attachments: Vec<Attachment> =
                     sqlx::query_as(SELECT_ATTACHMENTS).bind(id).fetch_all(&mut *tx).await?;
+                let draft: Option<(String, String)> =
+                    sqlx::query_as(SELECT_DRAFT).bind(id).fetch_optional(&mut *tx).await?;
                 tx.commit().await?;
-                (row, messages, attachments)
+                (row, messages, attachments, draft)
             }
         };
         let Some(row) = row else { return Ok(None) };
         let messages = messages.into_iter().map(Message::try_from).collect::<Result<Vec<_>, _>>()?;
-        Ok(Some(ConversationSnapshot { conversation: Conversation::try_from(row)?, messages, attachments }))
+        Ok(Some(ConversationSnapshot { conversation: Conversation::try_from(row)?, messages, attachments, draft }))
     }
 
     pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
@@ -1198,17 +1208,6 @@ impl Store {
         .await
         .map(|_| ()))?;
         Ok(())
-    }
-
-    /// The reply's text so far and the key of its draft.
-    pub async fn draft(&self, conversation_id: &str) -> Result<Option<(String, String)>, StoreError> {
-        let row: Option<(String, String)> = on_read!(&self.db, pool => sqlx::query_as(
-            "SELECT draft_key, content FROM drafts WHERE conversation_id = $1",
-        )
-        .bind(conversation_id)
-        .fetch_optional(pool)
-        .await)?;
-        Ok(row)
     }
 
     /// Stores an attachment of the owner's conversation as pending (it goes with the next message).
