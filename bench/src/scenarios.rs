@@ -1001,9 +1001,6 @@ pub async fn postgres_side_by_side(
 
 pub(crate) const LONG_CONVERSATION: usize = 200;
 const SSR_ROUNDS: usize = 100;
-fn ssr_rounds() -> usize {
-    std::env::var("SSR_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(SSR_ROUNDS)
-}
 
 /// Appends `count` messages (alternating question and Markdown answer) straight to the database.
 async fn insert_messages(server: &ServerProcess, id: &str, count: usize) {
@@ -1027,8 +1024,7 @@ pub async fn ssr_of_a_long_conversation(
     let url = format!("{}/c/{id}", client.base);
     let mut durations = Vec::with_capacity(SSR_ROUNDS);
     let mut size = 0;
-    let cpu0 = server.cpu_time();
-    for _ in 0..ssr_rounds() {
+    for _ in 0..SSR_ROUNDS {
         let started = Instant::now();
         let response = client.http.get(&url).send().await.unwrap();
         assert_eq!(response.status(), 200);
@@ -1037,7 +1033,6 @@ pub async fn ssr_of_a_long_conversation(
         assert!(html.contains(&format!("Answer {}", LONG_CONVERSATION - 1)), "the page carries the whole conversation");
         size = html.len();
     }
-    eprintln!("HACK cpu per page {:?}", (server.cpu_time() - cpu0) / ssr_rounds() as u32);
     let sample = Sample::new(durations);
     let bare = reference.page_load(SSR_ROUNDS).await;
     report.section(
