@@ -293,9 +293,8 @@ macro_rules! snapshot_message_columns {
     };
 }
 
-/// [`Store::conversation_snapshot`] on SQLite: the three reads of one snapshot as one batch, each
-/// row tagged with its `part`. The transcript and files are read only if the conversation is the
-/// user's.
+/// [`Store::conversation_snapshot`] on SQLite: its four reads as one batch, each row tagged with
+/// its `part`. The transcript, files and draft are read only if the conversation is the user's.
 const SQLITE_SNAPSHOT: &str = concat!(
     "BEGIN;
      SELECT 0 AS part, ",
@@ -388,6 +387,25 @@ impl Then<'_> {
     }
 }
 
+/// The values a guarded write's new line is inserted with, after its conversation: role, text,
+/// notice, time, stored rendering and the renderer's version.
+fn message_args<'a>(
+    role: MessageRole,
+    content: &'a str,
+    notice: Option<Notice>,
+    at: i64,
+    html: Option<&'a str>,
+) -> [Arg<'a>; 6] {
+    [
+        Arg::Text(role.as_str()),
+        Arg::Text(content),
+        Arg::MaybeText(notice.map(Notice::as_str)),
+        Arg::Int(at),
+        Arg::MaybeText(html),
+        Arg::MaybeInt(html.map(|_| RENDERER_VERSION)),
+    ]
+}
+
 /// The PostgreSQL form of a guarded write: the UPDATE as a CTE that returns the row it claimed,
 /// each following write reading its conversation from it (so none happens unless the UPDATE hit),
 /// and the count of claimed rows as the answer. Returns the statement and the values to bind
@@ -415,15 +433,7 @@ fn guarded_statement<'a>(
                     first + 4,
                     first + 5
                 ));
-                let html = rendered[index].as_deref();
-                extra.extend([
-                    Arg::Text(role.as_str()),
-                    Arg::Text(content),
-                    Arg::MaybeText(notice.map(Notice::as_str)),
-                    Arg::Int(at),
-                    Arg::MaybeText(html),
-                    Arg::MaybeInt(html.map(|_| RENDERER_VERSION)),
-                ]);
+                extra.extend(message_args(role, content, notice, at, rendered[index].as_deref()));
             }
             Then::Job => {
                 sql.push_str(&format!(
@@ -519,15 +529,7 @@ fn guarded_batch<'a>(
                     first + 4,
                     first + 5
                 ));
-                let html = rendered[index].as_deref();
-                extra.extend([
-                    Arg::Text(role.as_str()),
-                    Arg::Text(content),
-                    Arg::MaybeText(notice.map(Notice::as_str)),
-                    Arg::Int(at),
-                    Arg::MaybeText(html),
-                    Arg::MaybeInt(html.map(|_| RENDERER_VERSION)),
-                ]);
+                extra.extend(message_args(role, content, notice, at, rendered[index].as_deref()));
             }
             Then::Job => {
                 sql.push_str(&format!(
