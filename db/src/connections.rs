@@ -404,6 +404,7 @@ mod tests {
         drop(out);
         assert!(pool.0.idle.lock().unwrap().is_empty());
     }
+
     /// Rows of `t` as another connection sees them (committed ones only).
     async fn committed(dir: &tempfile::TempDir) -> Vec<i64> {
         let other = Connections::open(sqlite_options(dir.path().join("t.db")), 1).await.unwrap();
