@@ -387,6 +387,13 @@ impl Then<'_> {
     }
 }
 
+/// `$first, $first+1, …`: `count` numbered placeholders.
+fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
+}
+
+const MESSAGE_ARGS: usize = 6;
+
 /// The values a guarded write's new line is inserted with, after its conversation: role, text,
 /// notice, time, stored rendering and the renderer's version.
 fn message_args<'a>(
@@ -395,7 +402,7 @@ fn message_args<'a>(
     notice: Option<Notice>,
     at: i64,
     html: Option<&'a str>,
-) -> [Arg<'a>; 6] {
+) -> [Arg<'a>; MESSAGE_ARGS] {
     [
         Arg::Text(role.as_str()),
         Arg::Text(content),
@@ -425,13 +432,8 @@ fn guarded_statement<'a>(
             Then::Message { role, content, notice } => {
                 sql.push_str(&format!(
                     ", w{index} AS (INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
-                      SELECT id, ${}, ${}, ${}, ${}, ${}, ${} FROM claimed RETURNING id)",
-                    first,
-                    first + 1,
-                    first + 2,
-                    first + 3,
-                    first + 4,
-                    first + 5
+                      SELECT id, {} FROM claimed RETURNING id)",
+                    placeholders(first, MESSAGE_ARGS)
                 ));
                 extra.extend(message_args(role, content, notice, at, rendered[index].as_deref()));
             }
@@ -521,13 +523,8 @@ fn guarded_batch<'a>(
             Then::Message { role, content, notice } => {
                 sql.push_str(&format!(
                     "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
-                     SELECT id, ${}, ${}, ${}, ${}, ${}, ${} FROM temp.claimed;",
-                    first,
-                    first + 1,
-                    first + 2,
-                    first + 3,
-                    first + 4,
-                    first + 5
+                     SELECT id, {} FROM temp.claimed;",
+                    placeholders(first, MESSAGE_ARGS)
                 ));
                 extra.extend(message_args(role, content, notice, at, rendered[index].as_deref()));
             }
