@@ -100,11 +100,25 @@ pub struct Attachment {
     pub truncated: bool,
 }
 
-/// A conversation's attachments as [`Attachment`]s, in the order they came.
-const SELECT_ATTACHMENTS: &str = "SELECT id, message_id, file_name, kind, size, truncated FROM attachments
-     WHERE conversation_id = $1 ORDER BY id";
+/// The columns an [`Attachment`] is read from.
+macro_rules! attachment_columns {
+    () => {
+        "id, message_id, file_name, kind, size, truncated"
+    };
+}
 
-const SELECT_DRAFT: &str = "SELECT draft_key, content FROM drafts WHERE conversation_id = $1";
+/// A conversation's attachments as [`Attachment`]s, in the order they came.
+const SELECT_ATTACHMENTS: &str =
+    concat!("SELECT ", attachment_columns!(), " FROM attachments WHERE conversation_id = $1 ORDER BY id");
+
+/// A reply's draft: its key and its text so far.
+macro_rules! draft_columns {
+    () => {
+        "draft_key, content"
+    };
+}
+
+const SELECT_DRAFT: &str = concat!("SELECT ", draft_columns!(), " FROM drafts WHERE conversation_id = $1");
 
 const SELECT_MESSAGES: &str =
     "SELECT id, role, content, notice, html, html_version FROM messages WHERE conversation_id = $1 ORDER BY id";
@@ -304,9 +318,13 @@ const SQLITE_SNAPSHOT: &str = concat!(
     snapshot_message_columns!("$3"),
     " FROM messages
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2) ORDER BY id;
-     SELECT 2 AS part, id, message_id, file_name, kind, size, truncated FROM attachments
+     SELECT 2 AS part, ",
+    attachment_columns!(),
+    " FROM attachments
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2) ORDER BY id;
-     SELECT 3 AS part, draft_key, content FROM drafts
+     SELECT 3 AS part, ",
+    draft_columns!(),
+    " FROM drafts
      WHERE conversation_id = $1 AND EXISTS (SELECT 1 FROM conversations WHERE id = $1 AND user_id = $2);
      COMMIT;"
 );
@@ -697,7 +715,7 @@ impl Store {
     ) -> Result<Option<ConversationSnapshot>, StoreError> {
         let (row, messages, attachments, draft) = match &self.db {
             // One batch, one round trip to the reader's thread instead of five; each row says
-            // which of the three statements it comes from.
+            // which of the four statements it comes from.
             Db::Sqlite(db::Sqlite { read, .. }) => {
                 let rows = read
                     .fetch_batch(sqlx::query(SQLITE_SNAPSHOT).bind(id).bind(user_id).bind(RENDERER_VERSION))
