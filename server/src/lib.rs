@@ -36,7 +36,7 @@ use axum::response::IntoResponse;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use std::time::Duration;
 
 use runtime::{ModelProvider, Runtime, RuntimeSettings, ToolRegistry};
@@ -122,8 +122,18 @@ impl Running {
     }
 }
 
+/// The app's routes, generated once per process. Generating them renders the app with every
+/// resource held back by a flag that is global to the process (leptos_server's
+/// `SuppressResourceLoad`), and a resource that first polls while it is set waits for ever
+/// (leptos issue #4773): a server built while another one in the same process was rendering a
+/// page (the tests start many) left that page hanging.
+pub fn routes() -> &'static [AxumRouteListing] {
+    static ROUTES: std::sync::OnceLock<Vec<AxumRouteListing>> = std::sync::OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App))
+}
+
 pub fn router(state: AppState, backends: Backends) -> Router {
-    let routes = generate_route_list(App);
+    let routes = routes().to_vec();
     let options = state.leptos_options.clone();
     let site_root = std::path::PathBuf::from(options.site_root.as_ref());
     let static_files = assets::router(&site_root, (*state.assets).clone());

@@ -106,3 +106,30 @@ async fn the_server_process_keeps_off_transparent_huge_pages() {
     assert_eq!(server.proc_status("THP_enabled").as_deref(), Some("0"));
     server.kill_9().await;
 }
+
+/// Building a router renders the app with every resource held back by a flag global to the
+/// process; a page whose resources started while it was set never finished. The routes are built
+/// once per process, so a server starting beside another one (as the tests do) leaves its pages be.
+#[tokio::test]
+async fn a_page_renders_while_routes_are_built_beside_it() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    let done = Arc::new(AtomicBool::new(false));
+    let builder = std::thread::spawn({
+        let done = done.clone();
+        move || {
+            while !done.load(Ordering::Relaxed) {
+                assert!(!server::routes().is_empty());
+            }
+        }
+    });
+    for _ in 0..10 {
+        let load = async { client.http.get(format!("{}/c/{id}", server.base)).send().await?.text().await };
+        let page = tokio::time::timeout(Duration::from_secs(10), load).await.expect("the page finished").unwrap();
+        assert!(page.contains(&format!("href=\"/c/{id}\"")), "{page}");
+    }
+    done.store(true, Ordering::Relaxed);
+    builder.join().unwrap();
+}
