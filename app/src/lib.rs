@@ -7,13 +7,16 @@ pub mod error;
 pub mod i18n;
 pub mod live_draft;
 pub mod model;
+pub mod page_data;
 pub mod pages;
 
 #[cfg(feature = "ssr")]
 pub mod backend;
 
+use std::sync::Arc;
+
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
+use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
@@ -26,17 +29,52 @@ use crate::pages::inbox::InboxPage;
 use crate::pages::login::LoginPage;
 use crate::pages::tools::ToolsPage;
 
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+/// The built files a page loads, named once per process by the server. Leptos'
+/// `HashedStylesheet` and `HydrationScripts` would read the build's hash file from disk again for
+/// every page they render.
+#[derive(Debug, Clone)]
+pub struct SiteFiles {
+    /// URL of the stylesheet.
+    pub stylesheet: Arc<str>,
+    /// URL of the WASM's JS glue.
+    pub script: Arc<str>,
+    /// URL of the WASM.
+    pub wasm: Arc<str>,
+    /// The module script that loads both and hydrates the page.
+    pub hydrate: Arc<str>,
+}
+
+impl SiteFiles {
+    pub fn new(stylesheet: String, script: String, wasm: String) -> SiteFiles {
+        // What Leptos' `HydrationScripts` runs, without its options this app does not use.
+        let hydrate = format!(
+            "import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => mod.hydrate()));"
+        );
+        SiteFiles { stylesheet: stylesheet.into(), script: script.into(), wasm: wasm.into(), hydrate: hydrate.into() }
+    }
+}
+
+pub fn shell(options: LeptosOptions, files: SiteFiles) -> impl IntoView {
     let lang = initial_lang();
+    // Under a content security policy, the nonce lets the script run (as Leptos' own does).
+    let nonce = use_nonce();
     view! {
         <!DOCTYPE html>
         <html lang=lang.code()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <AutoReload options=options.clone()/>
-                <HashedStylesheet options=options.clone() id="leptos"/>
-                <HydrationScripts options/>
+                <AutoReload options/>
+                <link id="leptos" rel="stylesheet" href=files.stylesheet/>
+                <link rel="modulepreload" href=files.script crossorigin=nonce.clone()/>
+                <link
+                    rel="preload"
+                    href=files.wasm
+                    r#as="fetch"
+                    r#type="application/wasm"
+                    crossorigin=nonce.as_deref().unwrap_or_default().to_string()
+                />
+                <script type="module" nonce=nonce>{files.hydrate}</script>
                 <MetaTags/>
             </head>
             <body>

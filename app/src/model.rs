@@ -51,8 +51,8 @@ pub struct ConversationSummary {
 }
 
 /// One line of the transcript. Fields at their default are left out of the JSON: a page carries
-/// every line of a long conversation twice (as HTML and as data for hydration), and most lines
-/// are neither stopped, editable, decided after, noted nor carrying files.
+/// every line of a long conversation as data for hydration too, and most lines are neither
+/// stopped, editable, decided after, noted nor carrying files.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageView {
     pub id: i64,
@@ -61,8 +61,9 @@ pub struct MessageView {
     /// `html` carries the line (the page shows only that, so the Markdown source is not sent).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub content: String,
-    /// The assistant's markdown, rendered and sanitised on the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The assistant's markdown, rendered and sanitised on the server. Left out of a page's
+    /// hydration data, which takes it from the markup ([`crate::page_data`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::page_data::serialize_html")]
     pub html: Option<String>,
     /// A reply the reader stopped while it was written: its text as far as it got.
     #[serde(default, skip_serializing_if = "is_false")]

@@ -82,6 +82,30 @@ test("after its first load the page fetches only the messages it does not have",
   expect(errors).toEqual([]);
 });
 
+test("a page carries its replies' HTML once, in its markup, and hydrates with it", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await signIn(page);
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await waitForHydration(page);
+  const replies = page.locator(".messages .message.assistant");
+  await page.getByLabel("Message").fill("first");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(replies.last()).toContainText("You said: \u201cfirst\u201d");
+  // The hydration data leaves the reply's HTML out: the text is in the page once, not twice.
+  const html = await (await page.request.get(page.url())).text();
+  expect(html.split("You said: \u201cfirst\u201d").length - 1).toBe(1);
+  await page.reload();
+  await waitForHydration(page);
+  await expect(replies.first()).toContainText("You said: \u201cfirst\u201d");
+  await page.getByLabel("Message").fill("second");
+  await page.getByRole("button", { name: "Send" }).click();
+  await expect(replies).toHaveCount(2);
+  await expect(replies.first()).toContainText("You said: \u201cfirst\u201d");
+  await expect(replies.last()).toContainText("You said: \u201csecond\u201d");
+  expect(errors).toEqual([]);
+});
+
 test("without the event stream the reply still arrives by polling", async ({ page }) => {
   const errors = watchPageErrors(page);
   // A proxy that drops server-sent events: the panel falls back to polling.

@@ -77,6 +77,22 @@ impl SiteAssets {
         }
     }
 
+    /// The URLs the page shell links: hashed names as the build wrote them, else the plain names
+    /// Leptos' `HydrationScripts` would use (the WASM is `tourguide.wasm` from `cargo leptos`,
+    /// which sets `LEPTOS_OUTPUT_NAME`, and `tourguide_bg.wasm` straight from `wasm-bindgen`).
+    pub fn site_files(&self) -> app::SiteFiles {
+        let name = |kind: &str, plain: &str| match self.hashes.get(kind) {
+            Some(hash) => format!("/{PKG_DIR}/{OUTPUT_NAME}.{hash}.{kind}"),
+            None => format!("/{PKG_DIR}/{plain}.{kind}"),
+        };
+        let plain_wasm = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
+            OUTPUT_NAME.to_string()
+        } else {
+            format!("{OUTPUT_NAME}_bg")
+        };
+        app::SiteFiles::new(self.stylesheet_href(), name("js", OUTPUT_NAME), name("wasm", &plain_wasm))
+    }
+
     /// Whether a file under `/pkg` carries one of this build's hashes in its name (its
     /// precompressed siblings share the name up to `.br`/`.gz`).
     fn is_hashed(&self, file_name: &str) -> bool {

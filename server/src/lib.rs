@@ -135,6 +135,7 @@ pub fn routes() -> &'static [AxumRouteListing] {
 pub fn router(state: AppState, backends: Backends) -> Router {
     let routes = routes().to_vec();
     let options = state.leptos_options.clone();
+    let files = state.assets.site_files();
     let site_root = std::path::PathBuf::from(options.site_root.as_ref());
     let static_files = assets::router(&site_root, (*state.assets).clone());
     let app = Router::new()
@@ -145,13 +146,11 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
         .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
-        .leptos_routes_with_context(
-            &state,
-            routes,
-            move || provide_context(backends.clone()),
-            move || shell(options.clone()),
-        )
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .leptos_routes_with_context(&state, routes, move || provide_context(backends.clone()), {
+            let files = files.clone();
+            move || shell(options.clone(), files.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(move |options| shell(options, files.clone())))
         .layer(axum::middleware::from_fn(framework_error_status))
         .layer(axum::middleware::from_fn(form_bodies_only))
         .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))

@@ -15,6 +15,7 @@ use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
 use crate::live_draft::LiveDraft;
 use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole};
+use crate::page_data::{PageCodec, PanelData};
 use crate::use_lang;
 
 /// How often the panel asks again while the assistant works: often without a push stream, rarely
@@ -62,7 +63,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
 
     // The last conversation loaded and its messages' digest, for the next load to build on.
     let loaded: Loaded = StoredValue::new(None);
-    let conversation = Resource::new(
+    let conversation = Resource::<PanelData, PageCodec>::new_with_options(
         move || {
             (
                 conversation_id.get(),
@@ -83,6 +84,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
                 None => Ok(None),
             }
         },
+        false,
     );
 
     Effect::new(move |_| {
@@ -190,6 +192,7 @@ fn Conversation(
     let id = conversation.id.clone();
     let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
     let (stop_id, edit_id, attach_id) = (id.clone(), id.clone(), id.clone());
+    let edit_links = EditLinks::here();
     let (pending, limit_mib) = (conversation.pending_attachments.clone(), conversation.attachment_limit_mib);
     let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
     let working = conversation.status == ConversationStatus::Processing;
@@ -237,7 +240,7 @@ fn Conversation(
                         view! {
                             <a
                                 class="edit-message"
-                                href=edit_href(Some(message_id))
+                                href=edit_links.to(Some(message_id))
                                 on:click=move |event| {
                                     event.prevent_default();
                                     editing.update(|open| {
@@ -536,14 +539,31 @@ fn MessageEditor(
 /// This page with `?edit=` set to `message_id` (or dropped), its other parameters kept (the panel
 /// beside a content page lives at `/pages/{id}?c=…`): how the editor opens and closes without WASM.
 fn edit_href(message_id: Option<i64>) -> String {
-    let location = use_location();
-    let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
-    let here = if search.is_empty() { path } else { format!("{path}?{search}") };
-    // The rule a plain form's edit goes back by (`edit_message`), so the two agree.
-    let page = crate::model::without_query_param(&here, "edit");
-    match message_id {
-        Some(id) => format!("{page}{}edit={id}#m{id}", if page.contains('?') { '&' } else { '?' }),
-        None => page,
+    EditLinks::here().to(message_id)
+}
+
+/// This page without `?edit=`, found once for a whole transcript: asking the router for every
+/// message took a twentieth of a long conversation's render.
+#[derive(Clone)]
+struct EditLinks {
+    page: String,
+}
+
+impl EditLinks {
+    fn here() -> EditLinks {
+        let location = use_location();
+        let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
+        let here = if search.is_empty() { path } else { format!("{path}?{search}") };
+        // The rule a plain form's edit goes back by (`edit_message`), so the two agree.
+        EditLinks { page: crate::model::without_query_param(&here, "edit") }
+    }
+
+    fn to(&self, message_id: Option<i64>) -> String {
+        let page = &self.page;
+        match message_id {
+            Some(id) => format!("{page}{}edit={id}#m{id}", if page.contains('?') { '&' } else { '?' }),
+            None => page.clone(),
+        }
     }
 }
 

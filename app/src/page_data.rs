@@ -1,0 +1,128 @@
+//! The conversation as a server-rendered page hands it to the hydrating client: without the HTML
+//! of its assistant lines, which the page's markup already holds. That HTML was most of the data
+//! of a long conversation, escaped twice (JSON, then a script's string), and it is all the page
+//! carries twice; the client reads it back from the markup instead.
+//!
+//! Server functions send the conversation whole: only [`PageCodec`], the codec of the panel's
+//! resource, leaves the HTML out.
+
+use std::cell::Cell;
+
+use leptos::server::codee::{Decoder, Encoder};
+use serde::{Serialize, Serializer};
+
+use crate::error::AppError;
+use crate::model::ConversationView;
+
+/// What the panel's resource holds.
+pub type PanelData = Result<Option<ConversationView>, AppError>;
+
+thread_local! {
+    /// Set while [`PageCodec`] writes (serialising is synchronous, so no other value's
+    /// serialisation can see it on this thread).
+    static WITHOUT_HTML: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `MessageView::html` as written: `""` in a page's data, where the markup carries it.
+pub(crate) fn serialize_html<S: Serializer>(html: &Option<String>, serializer: S) -> Result<S::Ok, S::Error> {
+    match html {
+        Some(_) if WITHOUT_HTML.get() => serializer.serialize_some(""),
+        _ => html.serialize(serializer),
+    }
+}
+
+/// The codec of the panel's resource: JSON, an assistant line's HTML left out on the server and
+/// taken from the page's markup in the browser.
+pub struct PageCodec;
+
+impl Encoder<PanelData> for PageCodec {
+    type Error = serde_json::Error;
+    type Encoded = String;
+
+    fn encode(value: &PanelData) -> Result<String, serde_json::Error> {
+        WITHOUT_HTML.set(true);
+        let encoded = serde_json::to_string(value);
+        WITHOUT_HTML.set(false);
+        encoded
+    }
+}
+
+impl Decoder<PanelData> for PageCodec {
+    type Error = serde_json::Error;
+    type Encoded = str;
+
+    fn decode(encoded: &str) -> Result<PanelData, serde_json::Error> {
+        #[allow(unused_mut)]
+        let mut value: PanelData = serde_json::from_str(encoded)?;
+        #[cfg(feature = "hydrate")]
+        if let Ok(Some(view)) = &mut value {
+            restore_html(view);
+        }
+        Ok(value)
+    }
+}
+
+/// Each assistant line's HTML, from the body the server rendered for it (`<li id="m{id}">`). The
+/// data is read while the page hydrates, so that markup is the server's, untouched.
+#[cfg(feature = "hydrate")]
+fn restore_html(view: &mut ConversationView) {
+    let document = leptos::prelude::document();
+    for message in &mut view.messages {
+        if message.html.as_deref() == Some("") {
+            let body = document
+                .get_element_by_id(&format!("m{}", message.id))
+                .and_then(|line| line.query_selector(":scope > .body").ok().flatten());
+            message.html = Some(body.map(|body| body.inner_html()).unwrap_or_default());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ConversationStatus, MessageRole, MessageView};
+
+    fn view() -> ConversationView {
+        let line = |id, role, html: Option<&str>| MessageView {
+            id,
+            role,
+            content: if html.is_some() { String::new() } else { "Hello".into() },
+            html: html.map(str::to_string),
+            stopped: false,
+            editable: false,
+            decided_after: false,
+            attachments: Vec::new(),
+            note: None,
+        };
+        ConversationView {
+            id: "c".into(),
+            title: "T".into(),
+            status: ConversationStatus::Idle,
+            messages: vec![
+                line(1, MessageRole::User, None),
+                line(2, MessageRole::Assistant, Some("<p>Answer with \"quotes\"</p>")),
+            ],
+            error: None,
+            question: None,
+            card: None,
+            process_run: false,
+            draft: None,
+            pending_attachments: Vec::new(),
+            attachment_limit_mib: 10,
+        }
+    }
+
+    #[test]
+    fn a_page_leaves_out_the_html_and_a_server_function_does_not() {
+        let data: PanelData = Ok(Some(view()));
+        let page = PageCodec::encode(&data).unwrap();
+        assert!(!page.contains("Answer"), "{page}");
+        let decoded = <PageCodec as Decoder<PanelData>>::decode(&page).unwrap().unwrap().unwrap();
+        assert_eq!(decoded.messages[0].content, "Hello");
+        assert_eq!(decoded.messages[0].html, None, "the reader's line has no HTML to leave out");
+        assert_eq!(decoded.messages[1].html.as_deref(), Some(""), "restored from the markup in the browser");
+        // The flag is down again: everything else serialises whole.
+        let whole = serde_json::to_string(&data).unwrap();
+        assert!(whole.contains(r#"<p>Answer with \"quotes\"</p>"#), "{whole}");
+    }
+}
