@@ -20,11 +20,18 @@ pub struct Report {
     figures: Vec<Figure>,
     commit: String,
     date: String,
+    cpu: String,
 }
 
 impl Report {
     pub fn new() -> Report {
-        Report { body: String::new(), figures: Vec::new(), commit: String::new(), date: String::new() }
+        Report {
+            body: String::new(),
+            figures: Vec::new(),
+            commit: String::new(),
+            date: String::new(),
+            cpu: String::new(),
+        }
     }
 
     /// A headline figure for the summary table (and `figures.json`).
@@ -53,6 +60,7 @@ impl Report {
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu =
             cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':']));
+        self.cpu = cpu.unwrap_or_default().to_string();
         let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
         let memory = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).map(str::trim).unwrap_or("?");
         let command = |program: &str, args: &[&str]| {
@@ -114,14 +122,14 @@ impl Report {
     /// The report (the summary first), the figures for `figures.json`, and the regressions
     /// against `committed`.
     pub fn finish(self, committed: &Committed) -> (String, String, Vec<String>) {
-        let (summary, regressions) = summary::render(&self.figures, committed);
+        let (summary, regressions) = summary::render(&self.figures, committed, &self.cpu);
         let report = format!(
             "# Benchmark results\n\nWritten by `scripts/bench` (the `bench` crate) from one real run; nothing here is typed by hand. \
              Server and load generator share the machine's cores over loopback, so throughput figures are a floor for a \
              dedicated server. The model is a loopback stand-in that answers at once, so model time is not in any figure.\n{summary}{}",
             self.body
         );
-        (report, summary::to_json(&self.figures, &self.commit, &self.date), regressions)
+        (report, summary::to_json(&self.figures, &self.commit, &self.date, &self.cpu), regressions)
     }
 }
 

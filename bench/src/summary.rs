@@ -121,6 +121,10 @@ impl Figure {
 pub struct Committed {
     pub commit: String,
     pub date: String,
+    /// The CPU the figures were measured on (`model name` of `/proc/cpuinfo`); empty in files
+    /// written before it was recorded.
+    #[serde(default)]
+    pub cpu: String,
     pub figures: BTreeMap<String, f64>,
 }
 
@@ -146,12 +150,19 @@ pub fn number(value: f64, unit: &str) -> String {
 }
 
 /// The summary table (Markdown), and the lines naming each regression.
-pub fn render(figures: &[Figure], committed: &Committed) -> (String, Vec<String>) {
+/// `cpu` is this run's CPU: committed figures from another one compare machines, not only code,
+/// and the summary says so.
+pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, Vec<String>) {
     let mut out = String::new();
     let since = if committed.figures.is_empty() {
         "no committed figures to compare with yet (`bench/figures.json` is not in `HEAD`)".to_string()
     } else {
-        format!("committed figures from the run of {} (commit {})", committed.date, committed.commit)
+        let machine = match committed.cpu.as_str() {
+            same if same == cpu => String::new(),
+            "" => ", on a CPU it did not record, **perhaps not this one**: a change may be the machine's".to_string(),
+            other => format!(", **on another CPU** ({other}): a change there is the machine's as much as the code's"),
+        };
+        format!("committed figures from the run of {} (commit {}){machine}", committed.date, committed.commit)
     };
     out.push_str(&format!(
         "\n## Summary: each figure beside its reference and its target\n\n\
@@ -219,10 +230,11 @@ pub fn render(figures: &[Figure], committed: &Committed) -> (String, Vec<String>
 }
 
 /// The run's figures as the next run will compare with them.
-pub fn to_json(figures: &[Figure], commit: &str, date: &str) -> String {
+pub fn to_json(figures: &[Figure], commit: &str, date: &str, cpu: &str) -> String {
     let committed = Committed {
         commit: commit.to_string(),
         date: date.to_string(),
+        cpu: cpu.to_string(),
         figures: figures.iter().filter_map(|figure| Some((figure.key.to_string(), figure.value?))).collect(),
     };
     serde_json::to_string_pretty(&committed).unwrap() + "\n"
@@ -232,14 +244,35 @@ pub fn to_json(figures: &[Figure], commit: &str, date: &str) -> String {
 mod tests {
     use super::*;
 
+    const CPU: &str = "Test CPU";
+
     fn committed(key: &str, value: f64) -> Committed {
-        Committed { commit: "abc".into(), date: "today".into(), figures: [(key.to_string(), value)].into() }
+        Committed {
+            commit: "abc".into(),
+            date: "today".into(),
+            cpu: CPU.into(),
+            figures: [(key.to_string(), value)].into(),
+        }
+    }
+
+    #[test]
+    fn figures_committed_on_another_cpu_are_named_as_such() {
+        let figure = || Figure::new("rate", "rate", 1000.0, "/s", Better::Higher);
+        let (same, _) = render(&[figure()], &committed("rate", 1000.0), CPU);
+        assert!(!same.contains("CPU"), "{same}");
+        let (other, _) = render(&[figure()], &committed("rate", 1000.0), "Another CPU");
+        assert!(other.contains("**on another CPU** (Test CPU)"), "{other}");
+        let unknown = Committed { cpu: String::new(), ..committed("rate", 1000.0) };
+        let (unrecorded, _) = render(&[figure()], &unknown, CPU);
+        assert!(unrecorded.contains("**perhaps not this one**"), "{unrecorded}");
+        let json: Committed = serde_json::from_str(&to_json(&[figure()], "abc", "today", CPU)).unwrap();
+        assert_eq!(json.cpu, CPU);
     }
 
     #[test]
     fn a_cost_down_to_nothing_prints_no_change() {
         let time = Figure::new("time", "time", 0.0, "ms", Better::Lower);
-        let (table, regressions) = render(&[time], &committed("time", 1.0));
+        let (table, regressions) = render(&[time], &committed("time", 1.0), CPU);
         assert!(regressions.is_empty(), "{table}");
         assert!(!table.contains("inf"), "{table}");
     }
@@ -247,16 +280,16 @@ mod tests {
     #[test]
     fn a_figure_a_fifth_worse_than_committed_is_a_regression_either_way_round() {
         let rate = |value| Figure::new("rate", "rate", value, "/s", Better::Higher);
-        let (table, regressions) = render(&[rate(790.0)], &committed("rate", 1000.0));
+        let (table, regressions) = render(&[rate(790.0)], &committed("rate", 1000.0), CPU);
         assert_eq!(regressions.len(), 1, "{table}");
         assert!(table.contains("**regression -21 %**"), "{table}");
-        let (_, regressions) = render(&[rate(810.0)], &committed("rate", 1000.0));
+        let (_, regressions) = render(&[rate(810.0)], &committed("rate", 1000.0), CPU);
         assert!(regressions.is_empty());
 
         let time = |value| Figure::new("time", "time", value, "ms", Better::Lower);
-        let (table, regressions) = render(&[time(1.3)], &committed("time", 1.0));
+        let (table, regressions) = render(&[time(1.3)], &committed("time", 1.0), CPU);
         assert_eq!(regressions.len(), 1, "{table}");
-        let (table, regressions) = render(&[time(0.5)], &committed("time", 1.0));
+        let (table, regressions) = render(&[time(0.5)], &committed("time", 1.0), CPU);
         assert!(regressions.is_empty());
         assert!(table.contains("+100 %"), "half the time is twice as good: {table}");
     }
@@ -264,9 +297,9 @@ mod tests {
     #[test]
     fn a_ratio_better_than_its_ideal_is_noise_not_a_gain_to_defend() {
         let growth = |value| Figure::new("g", "growth", value, "×", Better::Lower).target(1.2).saturating_at(1.0);
-        let (table, regressions) = render(&[growth(1.04)], &committed("g", 0.79));
+        let (table, regressions) = render(&[growth(1.04)], &committed("g", 0.79), CPU);
         assert!(regressions.is_empty(), "0.79× then 1.04× is flat both times: {table}");
-        let (table, regressions) = render(&[growth(1.3)], &committed("g", 0.79));
+        let (table, regressions) = render(&[growth(1.3)], &committed("g", 0.79), CPU);
         assert_eq!(regressions.len(), 1, "1.3× is 30 % slower than flat: {table}");
     }
 
@@ -279,7 +312,7 @@ mod tests {
             Figure::new("d", "poll", 15000.0, "/s", Better::Higher).reference(24000.0).target(20000.0),
             Figure::new("e", "page", 3.0, "ms", Better::Lower).reference(2.0).target(1.5),
         ];
-        let (table, _) = render(&figures, &Committed::default());
+        let (table, _) = render(&figures, &Committed::default(), CPU);
         assert!(
             table.contains("| answers | 1500/s | 2000/s | 75 % | ≥ 3000/s | **no**, nor the reference |"),
             "{table}"
@@ -292,7 +325,7 @@ mod tests {
             table.contains("| page | 3.00 ms | 2.00 ms | 1.5× | ≤ 1.50 ms | **no**, nor the reference |"),
             "{table}"
         );
-        let json: Committed = serde_json::from_str(&to_json(&figures, "abc", "today")).unwrap();
+        let json: Committed = serde_json::from_str(&to_json(&figures, "abc", "today", CPU)).unwrap();
         assert_eq!(json.figures.len(), 4, "an unmeasured figure is not committed as a number");
     }
 }
