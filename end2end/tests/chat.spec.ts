@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { signIn, waitForHydration, watchPageErrors, pickLanguage } from "./helpers";
+import { newConversation, send, signIn, waitForHydration, watchPageErrors, pickLanguage } from "./helpers";
 
 test("the chat page renders on the server before any script runs", async ({ request }) => {
   // Without a session the page redirects to sign-in; the sign-in page itself is server-rendered.
@@ -85,12 +85,8 @@ test("after its first load the page fetches only the messages it does not have",
 test("a page carries its replies' HTML once, in its markup, and hydrates with it", async ({ page }) => {
   const errors = watchPageErrors(page);
   await signIn(page);
-  await page.getByRole("button", { name: "New conversation" }).click();
-  await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
-  await waitForHydration(page);
+  await newConversation(page, "first");
   const replies = page.locator(".messages .message.assistant");
-  await page.getByLabel("Message").fill("first");
-  await page.getByRole("button", { name: "Send" }).click();
   await expect(replies.last()).toContainText("You said: \u201cfirst\u201d");
   // The hydration data leaves the reply's HTML out: the text is in the page once, not twice.
   const html = await (await page.request.get(page.url())).text();
@@ -98,8 +94,7 @@ test("a page carries its replies' HTML once, in its markup, and hydrates with it
   await page.reload();
   await waitForHydration(page);
   await expect(replies.first()).toContainText("You said: \u201cfirst\u201d");
-  await page.getByLabel("Message").fill("second");
-  await page.getByRole("button", { name: "Send" }).click();
+  await send(page, "second");
   await expect(replies).toHaveCount(2);
   await expect(replies.first()).toContainText("You said: \u201cfirst\u201d");
   await expect(replies.last()).toContainText("You said: \u201csecond\u201d");
