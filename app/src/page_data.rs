@@ -40,10 +40,17 @@ impl Encoder<PanelData> for PageCodec {
     type Encoded = String;
 
     fn encode(value: &PanelData) -> Result<String, serde_json::Error> {
+        /// Lowers the flag however serialising ends: left up, it would strip the HTML from this
+        /// thread's next server-function answer.
+        struct Lower;
+        impl Drop for Lower {
+            fn drop(&mut self) {
+                WITHOUT_HTML.set(false);
+            }
+        }
         WITHOUT_HTML.set(true);
-        let encoded = serde_json::to_string(value);
-        WITHOUT_HTML.set(false);
-        encoded
+        let _lower = Lower;
+        serde_json::to_string(value)
     }
 }
 
@@ -52,12 +59,9 @@ impl Decoder<PanelData> for PageCodec {
     type Encoded = str;
 
     fn decode(encoded: &str) -> Result<PanelData, serde_json::Error> {
-        #[allow(unused_mut)]
-        let mut value: PanelData = serde_json::from_str(encoded)?;
+        let value: PanelData = serde_json::from_str(encoded)?;
         #[cfg(feature = "hydrate")]
-        if let Ok(Some(view)) = &mut value {
-            restore_html(view);
-        }
+        let value = value.map(|view| view.map(restore_html));
         Ok(value)
     }
 }
@@ -65,7 +69,7 @@ impl Decoder<PanelData> for PageCodec {
 /// Each assistant line's HTML, from the body the server rendered for it (`<li id="m{id}">`). The
 /// data is read while the page hydrates, so that markup is the server's, untouched.
 #[cfg(feature = "hydrate")]
-fn restore_html(view: &mut ConversationView) {
+fn restore_html(mut view: ConversationView) -> ConversationView {
     let document = leptos::prelude::document();
     for message in &mut view.messages {
         if message.html.as_deref() == Some("") {
@@ -75,6 +79,7 @@ fn restore_html(view: &mut ConversationView) {
             message.html = Some(body.map(|body| body.inner_html()).unwrap_or_default());
         }
     }
+    view
 }
 
 #[cfg(test)]
@@ -121,7 +126,7 @@ mod tests {
         assert_eq!(decoded.messages[0].content, "Hello");
         assert_eq!(decoded.messages[0].html, None, "the reader's line has no HTML to leave out");
         assert_eq!(decoded.messages[1].html.as_deref(), Some(""), "restored from the markup in the browser");
-        // The flag is down again: everything else serialises whole.
+        // The flag is down again: everything else serialises whole, on this thread too.
         let whole = serde_json::to_string(&data).unwrap();
         assert!(whole.contains(r#"<p>Answer with \"quotes\"</p>"#), "{whole}");
     }
