@@ -1,7 +1,7 @@
 //! The built site's static files under `/pkg`. The build (`scripts/common.sh`, `pack_site`) names
 //! the script, the WASM and the stylesheet after a hash of their content and writes the hashes to
-//! `hash.txt` in the site root, in the format Leptos' `HydrationScripts` and `HashedStylesheet`
-//! read. A hashed file never changes under its name, so browsers may keep it for good; anything
+//! `hash.txt` in the site root (Leptos' format, `kind: hash` a line), which the server reads once
+//! to name them in every page ([`SiteAssets::site_files`]). A hashed file never changes under its name, so browsers may keep it for good; anything
 //! else under `/pkg` (an unhashed development build) is revalidated on every load.
 //!
 //! Each file may have `.br` and `.gz` siblings made at build time; `ServeDir` picks the one the
@@ -9,7 +9,7 @@
 //! instead of on every request.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use axum::extract::Request;
 use axum::http::header::{CACHE_CONTROL, VARY};
@@ -33,7 +33,6 @@ const REVALIDATE: HeaderValue = HeaderValue::from_static("no-cache");
 /// for a build without hashed names (`cargo leptos watch`, an old site).
 #[derive(Debug, Clone, Default)]
 pub struct SiteAssets {
-    hash_file: Option<PathBuf>,
     hashes: HashMap<String, String>,
 }
 
@@ -58,15 +57,7 @@ impl SiteAssets {
             .map(|(kind, hash)| (kind.trim().to_string(), hash.trim().to_string()))
             .filter(|(_, hash)| !hash.is_empty())
             .collect();
-        // Leptos joins the hash file to the executable's directory; an absolute path survives that
-        // join, so the server and the in-process tests find it wherever they run from.
-        let absolute = std::path::absolute(&path).unwrap_or(path);
-        SiteAssets { hash_file: Some(absolute), hashes }
-    }
-
-    /// The hash file for `LeptosOptions::hash_file`, when the site has hashed names.
-    pub fn hash_file(&self) -> Option<&Path> {
-        self.hash_file.as_deref().filter(|_| !self.hashes.is_empty())
+        SiteAssets { hashes }
     }
 
     /// The URL of the stylesheet, for pages rendered outside the Leptos shell.
@@ -133,12 +124,13 @@ mod tests {
     #[test]
     fn reads_the_hashes_and_names_the_stylesheet() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(SiteAssets::load(dir.path()).hash_file().is_none());
+        assert_eq!(&*SiteAssets::load(dir.path()).site_files().script, "/pkg/tourguide.js");
         assert_eq!(SiteAssets::load(dir.path()).stylesheet_href(), "/pkg/tourguide.css");
 
         std::fs::write(dir.path().join(HASH_FILE), "js: aa11\nwasm: bb22\ncss: cc33\n").unwrap();
         let assets = SiteAssets::load(dir.path());
-        assert!(assets.hash_file().unwrap().is_absolute());
+        let files = assets.site_files();
+        assert_eq!((&*files.script, &*files.wasm), ("/pkg/tourguide.aa11.js", "/pkg/tourguide.bb22.wasm"));
         assert_eq!(assets.stylesheet_href(), "/pkg/tourguide.cc33.css");
         assert!(assets.is_hashed("tourguide.bb22.wasm"));
         assert!(assets.is_hashed("tourguide.bb22.wasm.br"));
@@ -149,6 +141,6 @@ mod tests {
         std::fs::create_dir_all(dir.path().join(PKG_DIR)).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(dir.path().join(PKG_DIR).join("tourguide.js"), "plain").unwrap();
-        assert!(SiteAssets::load(dir.path()).hash_file().is_none());
+        assert_eq!(&*SiteAssets::load(dir.path()).site_files().script, "/pkg/tourguide.js");
     }
 }

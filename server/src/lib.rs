@@ -422,14 +422,6 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .site_root(config.site_root.clone())
         .site_pkg_dir(assets::PKG_DIR)
         .site_addr(config.address)
-        .hash_files(site_assets.hash_file().is_some())
-        .hash_file(
-            site_assets
-                .hash_file()
-                .map(|path| path.display().to_string())
-                .unwrap_or_else(|| assets::HASH_FILE.into())
-                .into(),
-        )
         .build();
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
