@@ -62,9 +62,14 @@ impl SiteAssets {
 
     /// The URL of the stylesheet, for pages rendered outside the Leptos shell.
     pub fn stylesheet_href(&self) -> String {
-        match self.hashes.get("css") {
-            Some(hash) => format!("/{PKG_DIR}/{OUTPUT_NAME}.{hash}.css"),
-            None => format!("/{PKG_DIR}/{OUTPUT_NAME}.css"),
+        self.url("css", OUTPUT_NAME)
+    }
+
+    /// The URL of the built file of `kind`: its hashed name, else `plain`.
+    fn url(&self, kind: &str, plain: &str) -> String {
+        match self.hashes.get(kind) {
+            Some(hash) => format!("/{PKG_DIR}/{OUTPUT_NAME}.{hash}.{kind}"),
+            None => format!("/{PKG_DIR}/{plain}.{kind}"),
         }
     }
 
@@ -72,16 +77,12 @@ impl SiteAssets {
     /// Leptos' `HydrationScripts` would use (the WASM is `tourguide.wasm` from `cargo leptos`,
     /// which sets `LEPTOS_OUTPUT_NAME`, and `tourguide_bg.wasm` straight from `wasm-bindgen`).
     pub fn site_files(&self) -> app::SiteFiles {
-        let name = |kind: &str, plain: &str| match self.hashes.get(kind) {
-            Some(hash) => format!("/{PKG_DIR}/{OUTPUT_NAME}.{hash}.{kind}"),
-            None => format!("/{PKG_DIR}/{plain}.{kind}"),
-        };
         let plain_wasm = if option_env!("LEPTOS_OUTPUT_NAME").is_some() {
             OUTPUT_NAME.to_string()
         } else {
             format!("{OUTPUT_NAME}_bg")
         };
-        app::SiteFiles::new(self.stylesheet_href(), name("js", OUTPUT_NAME), name("wasm", &plain_wasm))
+        app::SiteFiles::new(self.stylesheet_href(), self.url("js", OUTPUT_NAME), self.url("wasm", &plain_wasm))
     }
 
     /// Whether a file under `/pkg` carries one of this build's hashes in its name (its
