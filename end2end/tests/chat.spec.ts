@@ -58,11 +58,16 @@ test("sign in, start a conversation, send a message and see the demo reply", asy
 test("after its first load the page fetches only the messages it does not have", async ({ page }) => {
   const errors = watchPageErrors(page);
   const loads: { known: number; from: number; count: number }[] = [];
-  page.on("response", async (response) => {
+  // Each body is read before the assertions: a load still arriving as the test ended failed it.
+  const reading: Promise<void>[] = [];
+  page.on("response", (response) => {
     if (!response.url().endsWith("/api/conversation_since")) return;
     const known = Number(new URLSearchParams(response.request().postData() ?? "").get("known"));
-    const part = await response.json();
-    loads.push({ known, from: part.from, count: part.view.messages.length });
+    reading.push(
+      response.json().then((part) => {
+        loads.push({ known, from: part.from, count: part.view.messages.length });
+      }),
+    );
   });
   await signIn(page);
   await page.getByRole("button", { name: "New conversation" }).click();
@@ -75,6 +80,7 @@ test("after its first load the page fetches only the messages it does not have",
     await expect(page.locator(".messages .message.assistant").last()).toContainText(`You said: \u201c${text}\u201d`);
   }
   await expect(messages).toHaveCount(6);
+  await Promise.all(reading);
   // Once the page has messages, a load brings only the ones after them.
   const partial = loads.filter((load) => load.known > 0 && load.from === load.known);
   expect(partial.length, JSON.stringify(loads)).toBeGreaterThan(0);
