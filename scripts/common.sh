@@ -65,7 +65,7 @@ build_site() {
 # set: the server binaries, the bench binary and every test target then share each dependency's
 # build (separate invocations resolve features differently and build the server crate up to three
 # times, each a 600 MB rlib: minutes on two cores and gigabytes of disk).
-TEST_PACKAGES=(-p question -p attachments -p db -p runtime -p content -p demo -p mcp -p server -p bench -p app --features app/ssr)
+TEST_PACKAGES=(-p allocator -p question -p attachments -p db -p runtime -p content -p demo -p mcp -p server -p bench -p app --features app/ssr)
 build_for_tests() {
   step "building the server, the bench binary and the tests (one feature set)"
   cargo build "${TEST_PACKAGES[@]}" --bins --tests

@@ -22,7 +22,8 @@ use std::path::PathBuf;
 
 use scenarios::Report;
 
-/// The server binary's allocator, so the SSE reference (this binary) is measured on the same one.
+/// The server binary's allocator, so the SSE reference (this binary) is measured on the same one;
+/// without the server's housekeeping (the `allocator` crate), which is Tourguide's own work.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -290,6 +290,15 @@ async fn open_streams(
 pub const PURGE_NOW: (&str, &str) = ("MIMALLOC_PURGE_DELAY", "0");
 
 async fn streams_of(server: &ServerProcess, client: &Client) -> Streams {
+    // One turn first, then as many reads at once as streams are opened at once: what the process
+    // sets up on its first run and keeps (prepared statements, the Markdown sanitiser's tables),
+    // and the database connections it opens as concurrent reads need them and keeps open (each a
+    // thread with its page cache), are not the streams' memory.
+    let warm_up = client.create_conversation().await;
+    client.send(&warm_up, "hello").await;
+    client.settled(&warm_up).await;
+    let form = [("id", warm_up.as_str())];
+    futures::future::join_all((0..OPENING).map(|_| client.call_json("conversation", &form))).await;
     let id = client.create_conversation().await;
     let url = format!("{}/events/conversations/{id}", client.base);
     let trigger = async || client.send(&id, "hello, all of you").await;
@@ -320,15 +329,18 @@ pub async fn memory_and_event_streams(
     report.section(
         "Server memory and 1,000 open event streams",
         &format!(
-            "RSS is `VmRSS` of the server process from `/proc`. Idle: one second after start, signed in, nothing \
-             open. Then 1,000 `GET /events/conversations/{{id}}` streams of one session on one conversation (1,000 \
+            "RSS is `VmRSS` of the server process from `/proc`. Idle: after start, signed in, one message's turn \
+             run to its end and then 50 reads of a conversation at once (so what the first run sets up once, and the \
+             database's read connections, which open as concurrent reads need them and stay, are there already), one \
+             second later, nothing open. Then 1,000 `GET /events/conversations/{{id}}` streams of one session on one conversation (1,000 \
              TCP connections, at most 50 being opened at a time), each counted once it received its `ready` event; \
              then a message is sent and every stream must hear `changed`, and the streams are closed. The fan-out \
              figures come from 1,000 streams opened again the same way, to which {FAN_OUT_ROUNDS} messages are sent (each \
              once the turn before has ended); they pool every stream's arrival of each. *Returning pages*: the same \
-             binary started with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits, and keeps \
-             what a thread freed until that thread allocates again). **Limit reference**, measured in the same run: \
-             a bare axum SSE fan-out in a process of its own on the same allocator (one broadcast channel, `ready` \
+             binary started with `{}={}`, so mimalloc returns freed pages to the system at once (by default it waits a second, \
+             and the server's own housekeeping, the `allocator` crate, has them returned after a burst). **Limit \
+             reference**, measured in the same run: a bare axum SSE fan-out in a process of its own on the same \
+             allocator without that housekeeping (one broadcast channel, `ready` \
              then `changed` on `POST /send`; no session, no database; `bench/src/sse_reference.rs`), opened and \
              triggered the same way.",
             PURGE_NOW.0, PURGE_NOW.1

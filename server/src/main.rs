@@ -4,7 +4,7 @@ use std::sync::Arc;
 use server::config::{Config, ConfigError};
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Allocator = allocator::Allocator;
 
 /// Transparent huge pages off for this process. With the kernel's `always` setting, a page the
 /// allocator returned and touches again comes back as a 2 MiB page zeroed whole. Measured on the
@@ -25,8 +25,13 @@ fn without_transparent_huge_pages() {}
 fn main() -> ExitCode {
     // Before the runtime's threads exist, so nothing of the process is laid out in huge pages.
     without_transparent_huge_pages();
+    if let Err(error) = allocator::return_memory_in_background() {
+        // The server works the same; memory freed after a burst may only stay in the process.
+        eprintln!("freed memory is not returned in the background: {error}");
+    }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(allocator::on_thread_park)
         .build()
         .expect("the async runtime starts")
         .block_on(serve())
