@@ -142,11 +142,27 @@ build_release_site() {
   wasm-bindgen --target web --no-typescript --out-dir "$stage" --out-name tourguide \
     target/wasm32-unknown-unknown/wasm-release/frontend.wasm
   step "optimising the WASM with wasm-opt -Oz"
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    -o "$stage/tourguide_bg.wasm" "$stage/tourguide_bg.wasm"
+  optimise_wasm "$stage/tourguide_bg.wasm"
   rm -rf "$site"
   pack_site "$stage" "$site" 11
+}
+
+# optimise_wasm FILE: wasm-opt -Oz in place, with the features rustc's wasm32 target emits.
+optimise_wasm() {
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue -o "$1" "$1"
+}
+
+# build_wasm_reference DIR: the bench's WASM limit reference (bench/wasm-reference), built and
+# optimised as build_release_site builds the frontend, as DIR/reference_bg.wasm.
+build_wasm_reference() {
+  local dir="$1"
+  step "building the WASM limit reference"
+  cargo build -p wasm-reference --lib --target wasm32-unknown-unknown --profile wasm-release
+  rm -rf "$dir" && mkdir -p "$dir"
+  wasm-bindgen --target web --no-typescript --out-dir "$dir" --out-name reference \
+    target/wasm32-unknown-unknown/wasm-release/wasm_reference.wasm
+  optimise_wasm "$dir/reference_bg.wasm"
 }
 
 BINARYEN_VERSION="132.0.0"

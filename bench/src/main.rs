@@ -47,6 +47,9 @@ struct Args {
     /// The figures of this run, which the next run compares against as committed.
     #[arg(long, default_value = "bench/figures.json")]
     figures: PathBuf,
+    /// The WASM limit reference (`bench/wasm-reference`), built and optimised as the site's is.
+    #[arg(long, default_value = "target/wasm-reference/reference_bg.wasm")]
+    wasm_reference: PathBuf,
     /// How the WASM was built, for the report.
     #[arg(long, default_value = "")]
     wasm_note: String,
@@ -92,7 +95,7 @@ async fn measure() {
     raise_open_file_limit();
     let mut report = Report::new();
     report.machine();
-    report.wasm(&args.site, &args.wasm_note);
+    report.wasm(&args.site, &args.wasm_reference, &args.wasm_note);
 
     let dir = tempfile::tempdir().unwrap();
     let (model, model_url) = model::Model::start().await;
