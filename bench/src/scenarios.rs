@@ -897,12 +897,21 @@ pub async fn poll_throughput(
     let id = polled_conversation(server, client).await;
     let clients = std::slice::from_ref(client);
     let (mut fasts, mut fulls, mut bare_fasts, mut bare_fulls) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // The server's CPU time over every run of each load: less at the mercy of a noisy machine than
+    // a throughput is, so a change's effect shows in it.
+    let (mut fast_cpu, mut full_cpu) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..RUNS {
+        let cpu = server.cpu_time();
         fasts.push(poll_load(clients, &id, &known.to_string(), FAST_POLLS).await);
+        fast_cpu += server.cpu_time() - cpu;
         bare_fasts.push(reference.poll_load(known, FAST_POLLS, CONCURRENCY).await);
+        let cpu = server.cpu_time();
         fulls.push(poll_load(clients, &id, "0", FULL_POLLS).await);
+        full_cpu += server.cpu_time() - cpu;
         bare_fulls.push(reference.poll_load(0, FULL_POLLS, CONCURRENCY).await);
     }
+    let per_request = |cpu: Duration, polls: usize| cpu.as_secs_f64() * 1e6 / (RUNS * polls) as f64;
+    let (fast_cpu, full_cpu) = (per_request(fast_cpu, FAST_POLLS), per_request(full_cpu, FULL_POLLS));
     let spread = format!(
         "fast {}, its reference {}; full {}, its reference {}",
         runs_of(&fasts),
@@ -921,25 +930,28 @@ pub async fn poll_throughput(
              it was written). **Limit reference**, measured in the same run: bare handlers on the same schema and \
              settings (`bench/src/reference.rs`); fast: the same one statement; full: that statement, then the \
              conversation row and its messages in one read transaction, serialised to JSON as stored. Each measured {RUNS} times, in turns; the table shows the run with the median throughput \
-             (all runs: {spread})."
+             (all runs: {spread}). Server CPU per poll: the server process's user and system time (`/proc`) over \
+             every run of the load, divided by its requests; the references run inside the bench process, beside \
+             the load generator, so theirs is not told."
         ),
     );
-    let row = |name: &str, load: &Load| {
+    let row = |name: &str, load: &Load, cpu: Option<f64>| {
         vec![
             name.into(),
             load.sample.len().to_string(),
             load.throughput(),
             ms(load.sample.p50()),
             ms(load.sample.p99()),
+            cpu.map(|us| format!("{us:.0} µs")).unwrap_or_default(),
         ]
     };
     report.table(
-        &["poll", "requests", "throughput", "p50", "p99"],
+        &["poll", "requests", "throughput", "p50", "p99", "server CPU per poll, all runs"],
         &[
-            row("fast path", &fast),
-            row("fast path, limit reference", &bare_fast),
-            row("full", &full),
-            row("full, limit reference", &bare_full),
+            row("fast path", &fast, Some(fast_cpu)),
+            row("fast path, limit reference", &bare_fast, None),
+            row("full", &full, Some(full_cpu)),
+            row("full, limit reference", &bare_full, None),
         ],
     );
     report.figure(
@@ -952,6 +964,8 @@ pub async fn poll_throughput(
             .reference(rate(&bare_full))
             .target(5_000.0),
     );
+    report.figure(Figure::new("fast_poll_cpu_us", "server CPU per fast poll", fast_cpu, "µs", Better::Lower));
+    report.figure(Figure::new("full_poll_cpu_us", "server CPU per full poll", full_cpu, "µs", Better::Lower));
     (fast, full)
 }
 
