@@ -61,8 +61,42 @@ use crate::worker::{Worker, WorkerHandle};
 /// Requests larger than this are refused before any handler reads them.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-#[derive(Clone, FromRef)]
-pub struct AppState {
+/// What the routes share, behind one `Arc`: leptos_axum puts a clone of the router's state in the
+/// context of every server function call and page, and cloning the fields one by one (the Leptos
+/// options alone hold a dozen shared strings) was about 3 % of a fast poll's CPU. Handlers take
+/// the part they need (`State<Store>`, …) through the `FromRef` impls below.
+#[derive(Clone)]
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+macro_rules! parts_from_state {
+    ($($part:ty => $field:ident),* $(,)?) => {$(
+        impl FromRef<AppState> for $part {
+            fn from_ref(state: &AppState) -> Self {
+                state.$field.clone()
+            }
+        }
+    )*};
+}
+
+parts_from_state! {
+    LeptosOptions => leptos_options,
+    Store => store,
+    Arc<ChatService> => chat,
+    ConversationEvents => events,
+    health::WorkerAlive => worker,
+    Arc<assets::SiteAssets> => assets,
+    telemetry::MetricsState => metrics,
+}
+
+pub struct Shared {
     pub leptos_options: LeptosOptions,
     pub store: Store,
     pub chat: Arc<ChatService>,
@@ -476,7 +510,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
         admin: Arc::new(admin::AdminService::new(store.clone())),
     };
-    let state = AppState {
+    let state = AppState(Arc::new(Shared {
         leptos_options,
         store: store.clone(),
         chat,
@@ -488,7 +522,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
             runtime: runtime.clone(),
             token: config.metrics_token.as_deref().map(Arc::from),
         },
-    };
+    }));
     let app = router(state, backends);
 
     if !config.web {
