@@ -3,10 +3,8 @@
 
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
@@ -60,16 +58,17 @@ pub fn current_user(user: SessionUser) -> CurrentUser {
 }
 
 /// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
-/// user and send the visitor to the sign-in page without one; server functions answer 401 themselves.
-/// The poll (`POLL_PATH`) checks its session itself, in the statement that reads the conversation.
-pub async fn sessions(State(store): State<Store>, mut request: Request, next: Next) -> Response {
+/// user and send the visitor to the sign-in page without one (the `Err`); server functions answer
+/// 401 themselves. The poll (`POLL_PATH`) checks its session itself, in the statement that reads
+/// the conversation.
+pub async fn with_session(store: &Store, mut request: Request) -> Result<Request, Response> {
     let token = session_token_in(request.headers()).filter(|_| request.uri().path() != POLL_PATH);
     let user = match token {
         Some(token) => match store.user_for_session(&token_hash(&token)).await {
             Ok(found) => found.map(current_user),
             Err(error) => {
                 tracing::error!(%error, "session lookup failed");
-                return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+                return Err(StatusCode::INTERNAL_SERVER_ERROR.into_response());
             }
         },
         None => None,
@@ -82,20 +81,20 @@ pub async fn sessions(State(store): State<Store>, mut request: Request, next: Ne
             || path.starts_with("/pages/")
             || matches!(path, "/runs" | "/tools" | "/admin" | "/account"));
     if is_page && user.is_none() {
-        return Redirect::to("/login").into_response();
+        return Err(Redirect::to("/login").into_response());
     }
     if path == "/login" && user.is_some() {
-        return Redirect::to("/").into_response();
+        return Err(Redirect::to("/").into_response());
     }
     if let Some(user) = user {
         request.extensions_mut().insert(user);
     }
-    next.run(request).await
+    Ok(request)
 }
 
 /// Refuses state-changing requests that a browser sent from another site (CSRF). Browsers send
 /// `Origin` on every POST; a request without it did not come from a page elsewhere.
-pub async fn same_origin(request: Request<Body>, next: Next) -> Response {
+pub fn refuse_cross_site(request: &Request) -> Result<(), Response> {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if !safe {
         let cross_site = request
@@ -112,10 +111,10 @@ pub async fn same_origin(request: Request<Body>, next: Next) -> Response {
             (None, _) => false,
         };
         if cross_site || origin_mismatch {
-            return (StatusCode::FORBIDDEN, "Cross-site request refused").into_response();
+            return Err((StatusCode::FORBIDDEN, "Cross-site request refused").into_response());
         }
     }
-    next.run(request).await
+    Ok(())
 }
 
 fn origin_host(origin: &str) -> Option<&str> {

@@ -12,6 +12,7 @@ pub mod config;
 pub mod continue_intent;
 pub mod conversation;
 pub mod drafts;
+pub mod edge;
 pub mod events;
 pub mod handback;
 pub mod health;
@@ -32,7 +33,6 @@ use std::sync::Arc;
 use app::backend::Backends;
 use app::{shell, App};
 use axum::extract::FromRef;
-use axum::response::IntoResponse;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
@@ -185,11 +185,10 @@ pub fn router(state: AppState, backends: Backends) -> Router {
             move || shell(options.clone(), files.clone())
         })
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(move |options| shell(options, files.clone())))
-        .layer(axum::middleware::from_fn(framework_error_status))
-        .layer(axum::middleware::from_fn(form_bodies_only))
-        .layer(axum::middleware::from_fn_with_state(state.store.clone(), auth::sessions))
-        .layer(axum::middleware::from_fn(auth::same_origin))
-        .layer(axum::middleware::from_fn_with_state(state.chat.attachment_limit(), body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            edge::Edge { store: state.store.clone(), attachment_limit: state.chat.attachment_limit() },
+            edge::guard,
+        ))
         .with_state(state);
     // Pages and JSON compressed as they are sent; the bundle under /pkg was compressed at build
     // time and arrives with its Content-Encoding set, which this layer leaves alone. Its default
@@ -201,83 +200,6 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .quality(tower_http::compression::CompressionLevel::Precise(4))
         .compress_when(DefaultPredicate::new().and(SizeAbove::new(1024)));
     static_files.merge(app).layer(compression)
-}
-
-/// Bodies are small (64 KiB), except a file sent to the attachments route, which may be as large
-/// as the configured limit. Over the limit is 413 before anything reads the body; a body without
-/// a length, or longer than it said, is cut off where it passes the limit.
-async fn body_limit(
-    axum::extract::State(attachment_limit): axum::extract::State<usize>,
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::http::{header, StatusCode};
-    let upload = attachment_route::is_upload(request.uri().path());
-    let limit = if upload { attachment_route::body_limit(attachment_limit) } else { MAX_BODY_BYTES };
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<usize>().ok());
-    // The upload route tells an oversize file in the reader's language itself.
-    if !upload && declared.is_some_and(|length| length > limit) {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "The request body is too large.").into_response();
-    }
-    let (parts, body) = request.into_parts();
-    let body = axum::body::Body::new(http_body_util::Limited::new(body, limit));
-    next.run(axum::extract::Request::from_parts(parts, body)).await
-}
-
-/// Server functions take their arguments as a form, the way both the WASM client and a plain HTML
-/// form send them. The framework would also read a form out of a `text/plain` body (what a
-/// cross-site form may send without a preflight); refusing every other type keeps that door shut
-/// even behind the origin check.
-async fn form_bodies_only(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
-    use axum::http::{header, Method, StatusCode};
-    if request.method() == Method::POST && request.uri().path().starts_with("/api/") {
-        let headers = request.headers();
-        let is_form = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split(';').next())
-            .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("application/x-www-form-urlencoded"));
-        // No length and no chunked encoding is an empty body too (curl -X POST).
-        let empty = match headers.get(header::CONTENT_LENGTH) {
-            Some(length) => length == "0",
-            None => !headers.contains_key(header::TRANSFER_ENCODING),
-        };
-        if !is_form && !empty {
-            return (
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Send the arguments as a form (application/x-www-form-urlencoded).",
-            )
-                .into_response();
-        }
-    }
-    next.run(request).await
-}
-
-/// Errors raised by the server-function framework itself (a missing or malformed argument) come
-/// out as 500; they are the client's fault, so the status is taken from the error they decode to.
-async fn framework_error_status(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    let is_api = request.uri().path().starts_with("/api/");
-    let response = next.run(request).await;
-    if !is_api || response.status() != axum::http::StatusCode::INTERNAL_SERVER_ERROR {
-        return response;
-    }
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
-        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
-    };
-    if let Ok(error) = serde_json::from_slice::<app::error::AppError>(&bytes) {
-        if let Ok(status) = axum::http::StatusCode::from_u16(error.status_code()) {
-            parts.status = status;
-        }
-    }
-    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// Creates the demo user on first start, so the embedded defaults give a usable app.
