@@ -4,13 +4,13 @@
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use axum::extract::Request;
-use axum::http::{header, Method, StatusCode};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::http::{header, Method};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
 use app::backend::{session_token_in, CurrentUser, POLL_PATH};
 
+use crate::edge::Refusal;
 use crate::store::{Role, SessionUser, Store};
 
 pub const SESSION_SECONDS: i64 = 60 * 60 * 24 * 14;
@@ -61,14 +61,14 @@ pub fn current_user(user: SessionUser) -> CurrentUser {
 /// user and send the visitor to the sign-in page without one (the `Err`); server functions answer
 /// 401 themselves. The poll (`POLL_PATH`) checks its session itself, in the statement that reads
 /// the conversation.
-pub async fn with_session(store: &Store, mut request: Request) -> Result<Request, Response> {
+pub async fn with_session(store: &Store, mut request: Request) -> Result<Request, Refusal> {
     let token = session_token_in(request.headers()).filter(|_| request.uri().path() != POLL_PATH);
     let user = match token {
         Some(token) => match store.user_for_session(&token_hash(&token)).await {
             Ok(found) => found.map(current_user),
             Err(error) => {
                 tracing::error!(%error, "session lookup failed");
-                return Err(StatusCode::INTERNAL_SERVER_ERROR.into_response());
+                return Err(Refusal::SessionUnreadable);
             }
         },
         None => None,
@@ -81,10 +81,10 @@ pub async fn with_session(store: &Store, mut request: Request) -> Result<Request
             || path.starts_with("/pages/")
             || matches!(path, "/runs" | "/tools" | "/admin" | "/account"));
     if is_page && user.is_none() {
-        return Err(Redirect::to("/login").into_response());
+        return Err(Refusal::SignInFirst);
     }
     if path == "/login" && user.is_some() {
-        return Err(Redirect::to("/").into_response());
+        return Err(Refusal::SignedIn);
     }
     if let Some(user) = user {
         request.extensions_mut().insert(user);
@@ -94,7 +94,7 @@ pub async fn with_session(store: &Store, mut request: Request) -> Result<Request
 
 /// Refuses state-changing requests that a browser sent from another site (CSRF). Browsers send
 /// `Origin` on every POST; a request without it did not come from a page elsewhere.
-pub fn refuse_cross_site(request: &Request) -> Result<(), Response> {
+pub fn refuse_cross_site(request: &Request) -> Result<(), Refusal> {
     let safe = matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if !safe {
         let cross_site = request
@@ -111,7 +111,7 @@ pub fn refuse_cross_site(request: &Request) -> Result<(), Response> {
             (None, _) => false,
         };
         if cross_site || origin_mismatch {
-            return Err((StatusCode::FORBIDDEN, "Cross-site request refused").into_response());
+            return Err(Refusal::CrossSite);
         }
     }
     Ok(())

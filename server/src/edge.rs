@@ -9,10 +9,44 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 
 use crate::store::Store;
 use crate::{attachment_route, auth, MAX_BODY_BYTES};
+
+/// Why a request does not reach its handler; each check's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// 413: the body is over the limit it declared (see [`limit_body`]).
+    TooLarge,
+    /// 403: a state-changing request a browser sent from another site.
+    CrossSite,
+    /// 415: a server function's arguments not sent as a form.
+    NotAForm,
+    /// A page that needs a user, without one: to the sign-in page.
+    SignInFirst,
+    /// The sign-in page with a user signed in: to the start page.
+    SignedIn,
+    /// 500: the session could not be looked up.
+    SessionUnreadable,
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::TooLarge => (StatusCode::PAYLOAD_TOO_LARGE, "The request body is too large.").into_response(),
+            Refusal::CrossSite => (StatusCode::FORBIDDEN, "Cross-site request refused").into_response(),
+            Refusal::NotAForm => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Send the arguments as a form (application/x-www-form-urlencoded).",
+            )
+                .into_response(),
+            Refusal::SignInFirst => Redirect::to("/login").into_response(),
+            Refusal::SignedIn => Redirect::to("/").into_response(),
+            Refusal::SessionUnreadable => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+        }
+    }
+}
 
 /// What the checks need.
 #[derive(Clone)]
@@ -27,11 +61,11 @@ pub async fn guard(State(edge): State<Edge>, request: Request, next: Next) -> Re
         auth::refuse_cross_site(&request)?;
         let request = auth::with_session(&edge.store, request).await?;
         form_bodies_only(&request)?;
-        Ok::<_, Response>(request)
+        Ok::<_, Refusal>(request)
     };
     let request = match checked.await {
         Ok(request) => request,
-        Err(refused) => return refused,
+        Err(refusal) => return refusal.into_response(),
     };
     let is_api = request.uri().path().starts_with("/api/");
     let response = next.run(request).await;
@@ -45,7 +79,7 @@ pub async fn guard(State(edge): State<Edge>, request: Request, next: Next) -> Re
 /// Bodies are small (64 KiB), except a file sent to the attachments route, which may be as large
 /// as the configured limit. Over the limit is 413 before anything reads the body; a body without
 /// a length, or longer than it said, is cut off where it passes the limit.
-fn limit_body(request: Request, attachment_limit: usize) -> Result<Request, Response> {
+fn limit_body(request: Request, attachment_limit: usize) -> Result<Request, Refusal> {
     let upload = attachment_route::is_upload(request.uri().path());
     let limit = if upload { attachment_route::body_limit(attachment_limit) } else { MAX_BODY_BYTES };
     let declared = request
@@ -55,7 +89,7 @@ fn limit_body(request: Request, attachment_limit: usize) -> Result<Request, Resp
         .and_then(|value| value.parse::<usize>().ok());
     // The upload route tells an oversize file in the reader's language itself.
     if !upload && declared.is_some_and(|length| length > limit) {
-        return Err((StatusCode::PAYLOAD_TOO_LARGE, "The request body is too large.").into_response());
+        return Err(Refusal::TooLarge);
     }
     let (parts, body) = request.into_parts();
     Ok(Request::from_parts(parts, Body::new(http_body_util::Limited::new(body, limit))))
@@ -65,7 +99,7 @@ fn limit_body(request: Request, attachment_limit: usize) -> Result<Request, Resp
 /// form send them. The framework would also read a form out of a `text/plain` body (what a
 /// cross-site form may send without a preflight); refusing every other type keeps that door shut
 /// even behind the origin check.
-fn form_bodies_only(request: &Request) -> Result<(), Response> {
+fn form_bodies_only(request: &Request) -> Result<(), Refusal> {
     if request.method() == Method::POST && request.uri().path().starts_with("/api/") {
         let headers = request.headers();
         let is_form = headers
@@ -79,11 +113,7 @@ fn form_bodies_only(request: &Request) -> Result<(), Response> {
             None => !headers.contains_key(header::TRANSFER_ENCODING),
         };
         if !is_form && !empty {
-            return Err((
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Send the arguments as a form (application/x-www-form-urlencoded).",
-            )
-                .into_response());
+            return Err(Refusal::NotAForm);
         }
     }
     Ok(())
