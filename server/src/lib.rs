@@ -172,11 +172,21 @@ pub fn router(state: AppState, backends: Backends) -> Router {
     let files = state.assets.site_files();
     let site_root = std::path::PathBuf::from(options.site_root.as_ref());
     let static_files = assets::router(&site_root, (*state.assets).clone());
+    let guard = axum::middleware::from_fn_with_state(
+        edge::Edge { store: state.store.clone(), attachment_limit: state.chat.attachment_limit() },
+        edge::guard,
+    );
+    // Event streams stay out of the compression layer below. It never compresses them, but its
+    // body type holds every encoder's state inline (5.8 KB), and an open stream keeps its body
+    // for as long as it is open.
+    let events = Router::new()
+        .route(events::PATH, axum::routing::get(events::stream))
+        .layer(guard.clone())
+        .with_state(state.clone());
     let app = Router::new()
         .route(input_route::PATH, axum::routing::post(input_route::submit))
         .route(attachment_route::UPLOAD_PATH, axum::routing::post(attachment_route::upload))
         .route(attachment_route::FILE_PATH, axum::routing::get(attachment_route::download))
-        .route(events::PATH, axum::routing::get(events::stream))
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
         .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
@@ -185,21 +195,18 @@ pub fn router(state: AppState, backends: Backends) -> Router {
             move || shell(options.clone(), files.clone())
         })
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(move |options| shell(options, files.clone())))
-        .layer(axum::middleware::from_fn_with_state(
-            edge::Edge { store: state.store.clone(), attachment_limit: state.chat.attachment_limit() },
-            edge::guard,
-        ))
+        .layer(guard)
         .with_state(state);
     // Pages and JSON compressed as they are sent; the bundle under /pkg was compressed at build
     // time and arrives with its Content-Encoding set, which this layer leaves alone. Its default
-    // predicate skips event streams (a compressor would hold events back) and images; below a
+    // predicate skips images (and would skip event streams: a compressor holds events back); below a
     // KiB (a poll's answer, an action's `null`) compression costs CPU and saves next to nothing.
     // Quality 4 costs little CPU per response and gets most of the gain.
     use tower_http::compression::predicate::{DefaultPredicate, Predicate, SizeAbove};
     let compression = tower_http::compression::CompressionLayer::new()
         .quality(tower_http::compression::CompressionLevel::Precise(4))
         .compress_when(DefaultPredicate::new().and(SizeAbove::new(1024)));
-    static_files.merge(app).layer(compression)
+    static_files.merge(app).layer(compression).merge(events)
 }
 
 /// Creates the demo user on first start, so the embedded defaults give a usable app.
