@@ -159,6 +159,35 @@ test.describe("in German", () => {
   });
 });
 
+test("the list marks the open conversation as the reader moves between them", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await signIn(page);
+  await newConversation(page, "First stop of the walk");
+  const first = new URL(page.url()).pathname;
+  await expect(page.locator(".messages .message.assistant")).toContainText("First stop of the walk");
+  // Not `newConversation`: the address already names a conversation, so it must change first.
+  await page.getByRole("button", { name: "New conversation" }).click();
+  await expect(page).not.toHaveURL(new RegExp(`${first}$`));
+  await expect(page.locator(".messages .message")).toHaveCount(0);
+  await send(page, "Second stop of the walk");
+  const second = new URL(page.url()).pathname;
+  await expect(page.locator(".messages .message.assistant")).toContainText("Second stop of the walk");
+  const marked = page.locator(".conversation-list a[aria-current=page]");
+  await expect(marked).toHaveCount(1);
+  await expect(marked).toHaveAttribute("href", second);
+
+  // A click in the list is a move inside the page (the router's), not a new load: the mark
+  // follows it, and only one entry carries it.
+  await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
+  await page.locator(`.conversation-list a[href="${first}"]`).click();
+  await expect(page).toHaveURL(new RegExp(`${first}$`));
+  await expect(page.locator(".messages .message.user").first()).toHaveText(/First stop of the walk/);
+  await expect(marked).toHaveCount(1);
+  await expect(marked).toHaveAttribute("href", first);
+  expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+  expect(errors).toEqual([]);
+});
+
 test("a conversation is renamed and deleted from its menu", async ({ page }) => {
   const errors = watchPageErrors(page);
   await signIn(page);
