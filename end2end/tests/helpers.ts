@@ -26,8 +26,12 @@ export async function signIn(page: Page, hydrated = true) {
 
 /** Opens a new conversation on the full chat page and sends a first message. */
 export async function newConversation(page: Page, message: string) {
+  // From a page that already shows a conversation, its address matches at once: wait for another.
+  const before = page.url();
   await page.getByRole("button", { name: "New conversation" }).click();
   await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+  await expect(page).not.toHaveURL(before);
+  await expect(page.locator(".messages .message")).toHaveCount(0);
   await waitForHydration(page);
   await send(page, message);
 }
