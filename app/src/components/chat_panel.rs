@@ -14,7 +14,7 @@ use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
 use crate::i18n::Text;
 use crate::live_draft::LiveDraft;
-use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole};
+use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole, MessageView};
 use crate::page_data::{PageCodec, PanelData};
 use crate::use_lang;
 
@@ -226,13 +226,23 @@ fn Conversation(
                         MessageRole::User => ("message user", lang.t(Text::You)),
                         MessageRole::Assistant => ("message assistant", lang.t(Text::Assistant)),
                     };
+                    let class = if message.stopped { format!("{class} stopped") } else { class.to_string() };
+                    let class = if message.note.is_some() { format!("{class} noted") } else { class };
+                    if !message.editable && message.attachments.is_empty() {
+                        // Nothing in it reacts: one element whose content is written as HTML
+                        // renders and hydrates as one node instead of one view per part (a long
+                        // conversation's page is mostly these).
+                        let inner = static_message_html(&message, who, lang.t(Text::Stopped));
+                        return view! {
+                            <li class=class id=format!("m{}", message.id) data-message-id=message.id inner_html=inner></li>
+                        }
+                        .into_any();
+                    }
                     let (editor, original) = (message.editable, message.content.clone());
                     let body = match message.html {
                         Some(html) => view! { <div class="body markdown" inner_html=html></div> }.into_any(),
                         None => view! { <div class="body">{message.content}</div> }.into_any(),
                     };
-                    let class = if message.stopped { format!("{class} stopped") } else { class.to_string() };
-                    let class = if message.note.is_some() { format!("{class} noted") } else { class };
                     let note = message.note.clone().map(|note| view! { <p class="note">{note}</p> });
                     let editor = editor.then(|| {
                         let (conversation_id, message_id) = (edit_id.clone(), message.id);
@@ -281,6 +291,7 @@ fn Conversation(
                                 .then(|| view! { <span class="stopped-mark">{lang.t(Text::Stopped)}</span> })}
                         </li>
                     }
+                    .into_any()
                 })
                 .collect_view()}
             // Plain text while it grows; the recorded reply is rendered as markdown.
@@ -338,8 +349,46 @@ fn size_label(bytes: u64) -> String {
     match bytes {
         0..1024 => format!("{bytes} B"),
         1024..1_048_576 => format!("{} KiB", bytes / 1024),
-        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+        _ => {
+            // In whole tenths, rounded to the nearest: formatting a float would bring the
+            // float printer (14 KB) into the browser's bundle for this one label.
+            let tenths = (bytes * 10 + 524_288) / 1_048_576;
+            format!("{}.{} MiB", tenths / 10, tenths % 10)
+        }
     }
+}
+
+/// The parts of a message without attachments or an editor, as the view of the others writes
+/// them: who, the note, the body (the stored rendering, or the text escaped), the stopped mark.
+fn static_message_html(message: &MessageView, who: &str, stopped: &str) -> String {
+    use html_escape::encode_text;
+    let body = message.html.as_deref();
+    let mut html = String::with_capacity(96 + body.map_or(message.content.len(), str::len));
+    html.push_str("<span class=\"who\">");
+    html.push_str(&encode_text(who));
+    html.push_str("</span>");
+    if let Some(note) = &message.note {
+        html.push_str("<p class=\"note\">");
+        html.push_str(&encode_text(note));
+        html.push_str("</p>");
+    }
+    match body {
+        Some(rendered) => {
+            html.push_str("<div class=\"body markdown\">");
+            html.push_str(rendered);
+        }
+        None => {
+            html.push_str("<div class=\"body\">");
+            html.push_str(&encode_text(&message.content));
+        }
+    }
+    html.push_str("</div>");
+    if message.stopped {
+        html.push_str("<span class=\"stopped-mark\">");
+        html.push_str(&encode_text(stopped));
+        html.push_str("</span>");
+    }
+    html
 }
 
 /// The files of a message, each a download of what was uploaded.
@@ -721,4 +770,52 @@ fn listen(
         current.set_value(Some(source));
     });
     on_cleanup(close);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(content: &str, html: Option<&str>) -> MessageView {
+        MessageView {
+            id: 7,
+            role: MessageRole::User,
+            content: content.into(),
+            html: html.map(str::to_string),
+            stopped: false,
+            editable: false,
+            decided_after: false,
+            attachments: Vec::new(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn sizes_read_in_the_unit_that_fits() {
+        assert_eq!(size_label(1023), "1023 B");
+        assert_eq!(size_label(1024), "1 KiB");
+        assert_eq!(size_label(1_048_575), "1023 KiB");
+        assert_eq!(size_label(1_048_576), "1.0 MiB");
+        assert_eq!(size_label(1_572_864), "1.5 MiB");
+        assert_eq!(size_label(10 * 1_048_576 - 1), "10.0 MiB");
+        assert_eq!(size_label(2_621_440 - 52_429), "2.4 MiB");
+    }
+
+    #[test]
+    fn a_static_line_escapes_the_readers_text_and_keeps_the_stored_rendering() {
+        let mut own = line("<b>bold</b> & <script>", None);
+        own.note = Some("edited <i>".into());
+        assert_eq!(
+            static_message_html(&own, "You", "Stopped"),
+            "<span class=\"who\">You</span><p class=\"note\">edited &lt;i&gt;</p>\
+             <div class=\"body\">&lt;b&gt;bold&lt;/b&gt; &amp; &lt;script&gt;</div>"
+        );
+        let mut reply = line("", Some("<p>Hi <em>there</em></p>"));
+        reply.stopped = true;
+        assert_eq!(
+            static_message_html(&reply, "Assistant & co", "Stopped"),
+            "<span class=\"who\">Assistant &amp; co</span>\
+             <div class=\"body markdown\"><p>Hi <em>there</em></p></div><span class=\"stopped-mark\">Stopped</span>"
+        );
+    }
 }
