@@ -1224,6 +1224,8 @@ const STEPS: [Grow; 6] = [
     Grow::Users(10_000),
 ];
 const GROWTH_ROUNDS: usize = 200;
+/// Blocks of GROWTH_ROUNDS per figure and step; the one with the lowest p50 is reported.
+const GROWTH_BLOCKS: usize = 3;
 
 fn conversation_id(n: usize) -> String {
     format!("{:08x}-0000-4000-8000-{:012x}", 0xbe_u32, n)
@@ -1350,30 +1352,44 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
             }
         }
         let added_in = adding.elapsed();
-        let list = timed(GROWTH_ROUNDS, async || {
-            let (status, list) = client.call_json("conversations", &[]).await;
-            assert_eq!(status, 200);
-            assert_eq!(list.as_array().unwrap().len(), (conversations + 1).min(100));
-        })
-        .await;
-        let fast = timed(GROWTH_ROUNDS, async || {
-            let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "1")]).await;
-            assert_eq!(status, 200);
-            assert!(poll["conversation"].is_null());
-        })
-        .await;
-        let full = timed(GROWTH_ROUNDS, async || {
-            let (status, poll) = client.call_json("poll", &[("id", &idle), ("after", "0")]).await;
-            assert_eq!(status, 200);
-            assert_eq!(poll["total"], 2);
-        })
-        .await;
-        let rendered = timed(GROWTH_ROUNDS, async || {
-            let response = client.http.get(&page).send().await.unwrap();
-            assert_eq!(response.status(), 200);
-            assert!(response.text().await.unwrap().contains("One format, every day named."));
-        })
-        .await;
+        // Each figure is measured in turns with the others, GROWTH_BLOCKS times, and the block
+        // with the lowest p50 is kept: the steps are minutes apart, and on a shared host a slow
+        // minute read as growth (the same binary's fast poll ratio swung from 0.75× to 1.37×).
+        let mut best: [Option<Sample>; 4] = Default::default();
+        for _ in 0..GROWTH_BLOCKS {
+            let samples = [
+                timed(GROWTH_ROUNDS, async || {
+                    let (status, list) = client.call_json("conversations", &[]).await;
+                    assert_eq!(status, 200);
+                    assert_eq!(list.as_array().unwrap().len(), (conversations + 1).min(100));
+                })
+                .await,
+                timed(GROWTH_ROUNDS, async || {
+                    let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "1")]).await;
+                    assert_eq!(status, 200);
+                    assert!(poll["conversation"].is_null());
+                })
+                .await,
+                timed(GROWTH_ROUNDS, async || {
+                    let (status, poll) = client.call_json("poll", &[("id", &idle), ("after", "0")]).await;
+                    assert_eq!(status, 200);
+                    assert_eq!(poll["total"], 2);
+                })
+                .await,
+                timed(GROWTH_ROUNDS, async || {
+                    let response = client.http.get(&page).send().await.unwrap();
+                    assert_eq!(response.status(), 200);
+                    assert!(response.text().await.unwrap().contains("One format, every day named."));
+                })
+                .await,
+            ];
+            for (kept, sample) in best.iter_mut().zip(samples) {
+                if kept.as_ref().is_none_or(|kept| sample.p50() < kept.p50()) {
+                    *kept = Some(sample);
+                }
+            }
+        }
+        let [list, fast, full, rendered] = best.map(|sample| sample.expect("at least one block"));
         p50s.push([millis(list.p50()), millis(fast.p50()), millis(full.p50()), millis(rendered.p50())]);
         rows.push(vec![
             format!("{conversations}"),
@@ -1393,7 +1409,9 @@ pub async fn growth(report: &mut Report, server: &ServerProcess) {
             "One user's history grows from 100 to 100,000 conversations of 2 messages, then to a million messages \
              (8 more in every conversation but the measured one: 999,992), then 10,000 other users join (each with a session \
              and 2 conversations), all inserted straight into the database between steps. {GROWTH_ROUNDS} sequential \
-             requests per figure (p50 / p99), after {WARM_UP} unmeasured ones. List: `POST /api/conversations` (the latest 100). Fast poll: a working \
+             requests per figure (p50 / p99), after {WARM_UP} unmeasured ones, in {GROWTH_BLOCKS} blocks taken in turns \
+             with the other figures' blocks; the block with the lowest p50 is shown (the steps are minutes apart, and \
+             a slow minute on a shared host is not growth). List: `POST /api/conversations` (the latest 100). Fast poll: a working \
              conversation, client up to date. Full poll: an idle 2-message conversation. Page: `GET /c/{{id}}` of \
              that conversation (server-side rendering with the conversation list)."
         ),
