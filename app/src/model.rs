@@ -83,6 +83,24 @@ pub struct MessageView {
     pub note: Option<String>,
 }
 
+#[cfg(test)]
+impl MessageView {
+    /// A line for tests: the plain text, or the rendering of an assistant's line; no flags.
+    pub(crate) fn line(id: i64, role: MessageRole, content: &str, html: Option<&str>) -> Self {
+        MessageView {
+            id,
+            role,
+            content: content.into(),
+            html: html.map(str::to_string),
+            stopped: false,
+            editable: false,
+            decided_after: false,
+            attachments: Vec::new(),
+            note: None,
+        }
+    }
+}
+
 fn is_false(value: &bool) -> bool {
     !value
 }

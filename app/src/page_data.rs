@@ -88,17 +88,8 @@ mod tests {
     use crate::model::{ConversationStatus, MessageRole, MessageView};
 
     fn view() -> ConversationView {
-        let line = |id, role, html: Option<&str>| MessageView {
-            id,
-            role,
-            content: if html.is_some() { String::new() } else { "Hello".into() },
-            html: html.map(str::to_string),
-            stopped: false,
-            editable: false,
-            decided_after: false,
-            attachments: Vec::new(),
-            note: None,
-        };
+        let line =
+            |id, role, html: Option<&str>| MessageView::line(id, role, if html.is_some() { "" } else { "Hello" }, html);
         ConversationView {
             id: "c".into(),
             title: "T".into(),

@@ -776,20 +776,6 @@ fn listen(
 mod tests {
     use super::*;
 
-    fn line(content: &str, html: Option<&str>) -> MessageView {
-        MessageView {
-            id: 7,
-            role: MessageRole::User,
-            content: content.into(),
-            html: html.map(str::to_string),
-            stopped: false,
-            editable: false,
-            decided_after: false,
-            attachments: Vec::new(),
-            note: None,
-        }
-    }
-
     #[test]
     fn sizes_read_in_the_unit_that_fits() {
         assert_eq!(size_label(1023), "1023 B");
@@ -803,14 +789,14 @@ mod tests {
 
     #[test]
     fn a_static_line_escapes_the_readers_text_and_keeps_the_stored_rendering() {
-        let mut own = line("<b>bold</b> & <script>", None);
+        let mut own = MessageView::line(7, MessageRole::User, "<b>bold</b> & <script>", None);
         own.note = Some("edited <i>".into());
         assert_eq!(
             static_message_html(&own, "You", "Stopped"),
             "<span class=\"who\">You</span><p class=\"note\">edited &lt;i&gt;</p>\
              <div class=\"body\">&lt;b&gt;bold&lt;/b&gt; &amp; &lt;script&gt;</div>"
         );
-        let mut reply = line("", Some("<p>Hi <em>there</em></p>"));
+        let mut reply = MessageView::line(8, MessageRole::Assistant, "", Some("<p>Hi <em>there</em></p>"));
         reply.stopped = true;
         assert_eq!(
             static_message_html(&reply, "Assistant & co", "Stopped"),
