@@ -349,12 +349,7 @@ fn size_label(bytes: u64) -> String {
     match bytes {
         0..1024 => format!("{bytes} B"),
         1024..1_048_576 => format!("{} KiB", bytes / 1024),
-        _ => {
-            // In whole tenths, rounded to the nearest: formatting a float would bring the
-            // float printer (14 KB) into the browser's bundle for this one label.
-            let tenths = (bytes * 10 + 524_288) / 1_048_576;
-            format!("{}.{} MiB", tenths / 10, tenths % 10)
-        }
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
     }
 }
 
