@@ -10,6 +10,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Json};
+use html_escape::encode_double_quoted_attribute;
 use serde_json::json;
 
 use app::backend::CurrentUser;
@@ -110,7 +111,9 @@ pub async fn upload(
 /// For the plain form: the sentence, and the way back. Nothing was stored.
 fn refused_page(error: &AppError, lang: Lang, back: &str, stylesheet: &str) -> Response {
     let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
-    let sentence = html_escape(error.message(lang));
+    let sentence = encode_double_quoted_attribute(error.message(lang));
+    // The way back holds the conversation id from the address, which is anyone's to write.
+    let back = encode_double_quoted_attribute(back);
     let link = lang.t(Text::BackToChat);
     let page = format!(
         "<!DOCTYPE html><html lang=\"{code}\"><head><meta charset=\"utf-8\"><title>{sentence}</title>\
@@ -119,10 +122,6 @@ fn refused_page(error: &AppError, lang: Lang, back: &str, stylesheet: &str) -> R
         code = lang.code(),
     );
     (status, Html(page)).into_response()
-}
-
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 pub async fn download(

@@ -117,6 +117,13 @@ async fn a_bad_file_gets_a_clear_sentence_and_changes_nothing() {
     let page = response.text().await.unwrap();
     assert!(page.contains(&format!("href=\"/c/{id}\"")), "{page}");
     assert!(page.contains("Zurück zum Chat"), "{page}");
+    // The way back is built from the address: markup in it is written as text.
+    let form = Form::new().part("file", Part::bytes(b"x".to_vec()).file_name("x.txt"));
+    let response = post(&server, &client, "%22%3E%3Cb%3Ex", form, ("accept-language", "en")).await;
+    assert_eq!(response.status(), 404);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("href=\"/c/&quot;&gt;&lt;b&gt;x\""), "{page}");
+    assert!(!page.contains("<b>"), "{page}");
     server.stop().await;
 }
 
