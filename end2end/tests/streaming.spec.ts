@@ -70,11 +70,18 @@ test("editing an earlier message replaces the conversation after it", async ({ p
   await expect(replies(page).last()).toContainText("Streaming reply to second question");
 
   const first = page.locator(".messages .message.user").first();
-  // One editor at a time, opened in place and closed again without a page load.
+  // One editor at a time, opened in place and closed again without a page load (a load would
+  // forget the mark set here): by its Cancel, or by "Edit" again.
+  await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
   await first.locator(".edit-message").click();
   await expect(page.locator(".edit-form")).toHaveCount(1);
   await first.getByRole("link", { name: "Cancel" }).click();
   await expect(page.locator(".edit-form")).toHaveCount(0);
+  await first.locator(".edit-message").click();
+  await expect(first.locator(".edit-form")).toHaveCount(1);
+  await first.locator(".edit-message").click();
+  await expect(page.locator(".edit-form")).toHaveCount(0);
+  expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
   await first.locator(".edit-message").click();
   await first.locator(".edit-form textarea").fill("changed question");
   await first.getByRole("button", { name: "Send edited message" }).click();

@@ -191,7 +191,8 @@ fn Conversation(
     let lang = use_lang();
     let id = conversation.id.clone();
     let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
-    let (stop_id, edit_id, attach_id) = (id.clone(), id.clone(), id.clone());
+    let (stop_id, attach_id) = (id.clone(), id.clone());
+    let edit_id: std::sync::Arc<str> = id.as_str().into();
     let edit_links = EditLinks::here();
     let (pending, limit_mib) = (conversation.pending_attachments.clone(), conversation.attachment_limit_mib);
     let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
@@ -217,7 +218,12 @@ fn Conversation(
                 </ActionForm>
             </details>
         </div>
-        <ol class="messages" aria-live="polite" data-status=conversation.status.as_str()>
+        <ol
+            class="messages"
+            aria-live="polite"
+            data-status=conversation.status.as_str()
+            on:click=move |event| toggle_editor(event, editing)
+        >
             {conversation
                 .messages
                 .into_iter()
@@ -228,69 +234,35 @@ fn Conversation(
                     };
                     let class = if message.stopped { format!("{class} stopped") } else { class.to_string() };
                     let class = if message.note.is_some() { format!("{class} noted") } else { class };
-                    if !message.editable && message.attachments.is_empty() {
-                        // Nothing in it reacts: one element whose content is written as HTML
-                        // renders and hydrates as one node instead of one view per part (a long
-                        // conversation's page is mostly these).
-                        let inner = static_message_html(&message, who, lang.t(Text::Stopped));
-                        return view! {
-                            <li class=class id=format!("m{}", message.id) data-message-id=message.id inner_html=inner></li>
-                        }
-                        .into_any();
-                    }
-                    let (editor, original) = (message.editable, message.content.clone());
-                    let body = match message.html {
-                        Some(html) => view! { <div class="body markdown" inner_html=html></div> }.into_any(),
-                        None => view! { <div class="body">{message.content}</div> }.into_any(),
+                    let full = MessageLine {
+                        class,
+                        who,
+                        lang,
+                        conversation_id: edit_id.clone(),
+                        edit_href: message.editable.then(|| edit_links.to(Some(message.id))),
+                        edit,
+                        editing,
                     };
-                    let note = message.note.clone().map(|note| view! { <p class="note">{note}</p> });
-                    let editor = editor.then(|| {
-                        let (conversation_id, message_id) = (edit_id.clone(), message.id);
-                        let decided_after = message.decided_after;
-                        view! {
-                            <a
-                                class="edit-message"
-                                href=edit_links.to(Some(message_id))
-                                on:click=move |event| {
-                                    event.prevent_default();
-                                    editing.update(|open| {
-                                        *open = (*open != Some(message_id)).then_some(message_id);
-                                    });
-                                }
-                            >
-                                {lang.t(Text::Edit)}
-                            </a>
-                            {move || {
-                                (editing.get() == Some(message_id))
-                                    .then(|| {
-                                        view! {
-                                            <MessageEditor
-                                                conversation_id=conversation_id.clone()
-                                                message_id
-                                                content=original.clone()
-                                                decided_after
-                                                edit
-                                                editing
-                                            />
-                                        }
-                                    })
-                            }}
-                        }
-                    });
-                    let files = (!message.attachments.is_empty())
-                        .then(|| view! { <AttachmentList files=message.attachments.clone()/> });
-                    view! {
-                        <li class=class id=format!("m{}", message.id) data-message-id=message.id>
-                            <span class="who">{who}</span>
-                            {note}
-                            {body}
-                            {files}
-                            {editor}
-                            {message
-                                .stopped
-                                .then(|| view! { <span class="stopped-mark">{lang.t(Text::Stopped)}</span> })}
-                        </li>
+                    if !message.attachments.is_empty() {
+                        return full.view(message);
                     }
+                    // Nothing in it reacts: one element whose content is written as HTML
+                    // renders and hydrates as one node instead of one view per part (a long
+                    // conversation's page is mostly these). Its "Edit" is a plain link, heard
+                    // by the list; the one line being edited is drawn in full, with its editor.
+                    let edit_link = full.edit_href.as_deref().map(|href| (href, lang.t(Text::Edit)));
+                    let inner = static_message_html(&message, who, lang.t(Text::Stopped), edit_link);
+                    if !message.editable {
+                        return full.plain(message.id, inner);
+                    }
+                    let message_id = message.id;
+                    (move || {
+                        if editing.get() == Some(message_id) {
+                            full.clone().view(message.clone())
+                        } else {
+                            full.plain(message_id, inner.clone())
+                        }
+                    })
                     .into_any()
                 })
                 .collect_view()}
@@ -353,12 +325,108 @@ fn size_label(bytes: u64) -> String {
     }
 }
 
-/// The parts of a message without attachments or an editor, as the view of the others writes
-/// them: who, the note, the body (the stored rendering, or the text escaped), the stopped mark.
-fn static_message_html(message: &MessageView, who: &str, stopped: &str) -> String {
-    use html_escape::encode_text;
+/// One line of the transcript drawn in full: what a line with files, or the line being edited,
+/// needs beyond its HTML.
+#[derive(Clone)]
+struct MessageLine {
+    class: String,
+    who: &'static str,
+    lang: crate::i18n::Lang,
+    conversation_id: std::sync::Arc<str>,
+    /// Where its "Edit" leads without WASM; none for a line that cannot be edited.
+    edit_href: Option<String>,
+    edit: ServerAction<EditMessage>,
+    editing: RwSignal<Option<i64>>,
+}
+
+impl MessageLine {
+    /// The line as one element holding its parts as HTML (see `static_message_html`).
+    fn plain(&self, message_id: i64, inner: String) -> AnyView {
+        view! { <li class=self.class.clone() id=format!("m{message_id}") data-message-id=message_id inner_html=inner></li> }
+            .into_any()
+    }
+
+    fn view(self, message: MessageView) -> AnyView {
+        let MessageLine { class, who, lang, conversation_id, edit_href, edit, editing } = self;
+        let original = message.content.clone();
+        let body = match message.html {
+            Some(html) => view! { <div class="body markdown" inner_html=html></div> }.into_any(),
+            None => view! { <div class="body">{message.content}</div> }.into_any(),
+        };
+        let note = message.note.map(|note| view! { <p class="note">{note}</p> });
+        let (message_id, decided_after) = (message.id, message.decided_after);
+        // The link is heard by the list around it (`toggle_editor`), as in a plain line.
+        let editor = edit_href.map(|href| {
+            view! {
+                <a class="edit-message" href=href>
+                    {lang.t(Text::Edit)}
+                </a>
+                {move || {
+                    (editing.get() == Some(message_id))
+                        .then(|| {
+                            view! {
+                                <MessageEditor
+                                    conversation_id=conversation_id.to_string()
+                                    message_id
+                                    content=original.clone()
+                                    decided_after
+                                    edit
+                                    editing
+                                />
+                            }
+                        })
+                }}
+            }
+        });
+        let files = (!message.attachments.is_empty()).then(|| view! { <AttachmentList files=message.attachments/> });
+        view! {
+            <li class=class id=format!("m{message_id}") data-message-id=message_id>
+                <span class="who">{who}</span>
+                {note}
+                {body}
+                {files}
+                {editor}
+                {message.stopped.then(|| view! { <span class="stopped-mark">{lang.t(Text::Stopped)}</span> })}
+            </li>
+        }
+        .into_any()
+    }
+}
+
+/// "Edit" under one of the reader's lines opens its editor, or closes it when open. One listener
+/// on the list hears them all: most lines are HTML with no handlers of their own.
+fn toggle_editor(event: leptos::ev::MouseEvent, editing: RwSignal<Option<i64>>) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let closest = |element: &web_sys::Element, selector: &str| element.closest(selector).ok().flatten();
+        let Some(link) = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|target| closest(&target, "a.edit-message"))
+        else {
+            return;
+        };
+        let Some(message_id) = closest(&link, "li[data-message-id]")
+            .and_then(|line| line.get_attribute("data-message-id"))
+            .and_then(|id| id.parse::<i64>().ok())
+        else {
+            return;
+        };
+        event.prevent_default();
+        editing.update(|open| *open = (*open != Some(message_id)).then_some(message_id));
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (event, editing);
+}
+
+/// The parts of a message without attachments, as `MessageLine::view` writes them: who, the
+/// note, the body (the stored rendering, or the text escaped), "Edit" (its address and label) for
+/// a line that can be edited, the stopped mark.
+fn static_message_html(message: &MessageView, who: &str, stopped: &str, edit: Option<(&str, &str)>) -> String {
+    use html_escape::{encode_double_quoted_attribute, encode_text};
     let body = message.html.as_deref();
-    let mut html = String::with_capacity(96 + body.map_or(message.content.len(), str::len));
+    let mut html = String::with_capacity(160 + body.map_or(message.content.len(), str::len));
     html.push_str("<span class=\"who\">");
     html.push_str(&encode_text(who));
     html.push_str("</span>");
@@ -378,6 +446,13 @@ fn static_message_html(message: &MessageView, who: &str, stopped: &str) -> Strin
         }
     }
     html.push_str("</div>");
+    if let Some((href, label)) = edit {
+        html.push_str("<a class=\"edit-message\" href=\"");
+        html.push_str(&encode_double_quoted_attribute(href));
+        html.push_str("\">");
+        html.push_str(&encode_text(label));
+        html.push_str("</a>");
+    }
     if message.stopped {
         html.push_str("<span class=\"stopped-mark\">");
         html.push_str(&encode_text(stopped));
@@ -787,14 +862,21 @@ mod tests {
         let mut own = MessageView::line(7, MessageRole::User, "<b>bold</b> & <script>", None);
         own.note = Some("edited <i>".into());
         assert_eq!(
-            static_message_html(&own, "You", "Stopped"),
+            static_message_html(&own, "You", "Stopped", None),
             "<span class=\"who\">You</span><p class=\"note\">edited &lt;i&gt;</p>\
              <div class=\"body\">&lt;b&gt;bold&lt;/b&gt; &amp; &lt;script&gt;</div>"
+        );
+        let mut editable = MessageView::line(9, MessageRole::User, "plain", None);
+        editable.editable = true;
+        assert_eq!(
+            static_message_html(&editable, "You", "Stopped", Some(("/c/x?q=\"a\"&edit=9#m9", "Edit <me>"))),
+            "<span class=\"who\">You</span><div class=\"body\">plain</div>\
+             <a class=\"edit-message\" href=\"/c/x?q=&quot;a&quot;&amp;edit=9#m9\">Edit &lt;me&gt;</a>"
         );
         let mut reply = MessageView::line(8, MessageRole::Assistant, "", Some("<p>Hi <em>there</em></p>"));
         reply.stopped = true;
         assert_eq!(
-            static_message_html(&reply, "Assistant & co", "Stopped"),
+            static_message_html(&reply, "Assistant & co", "Stopped", None),
             "<span class=\"who\">Assistant &amp; co</span>\
              <div class=\"body markdown\"><p>Hi <em>there</em></p></div><span class=\"stopped-mark\">Stopped</span>"
         );
