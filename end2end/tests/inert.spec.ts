@@ -11,6 +11,10 @@ test("markup in messages, model answers and card arguments is shown, never run",
   await expect(page.locator(".messages .message.assistant").last()).toContainText("You said:");
   await expect(page.locator(".messages .message.assistant img[onerror]")).toHaveCount(0);
   await expect(page.locator(".messages script")).toHaveCount(0);
+  // The first message names the conversation: its entry in the list shows the title as text.
+  const entry = page.locator(".conversation-list a[aria-current=page] .title");
+  await expect(entry).toContainText('<img src=x onerror="window.__xss');
+  await expect(page.locator(".conversation-list img, .conversation-list script")).toHaveCount(0);
 
   // Model-chosen tool arguments on an approval card are text.
   await page.getByLabel("Message").fill(`/note ${PAYLOAD}`);
@@ -22,5 +26,7 @@ test("markup in messages, model answers and card arguments is shown, never run",
   // A full reload renders the stored transcript on the server: still inert.
   await page.reload();
   await expect(page.locator(".messages .message.user .body").first()).toHaveText(PAYLOAD);
+  await expect(entry).toContainText('<img src=x onerror="window.__xss');
+  await expect(page.locator(".conversation-list img, .conversation-list script")).toHaveCount(0);
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
 });
