@@ -68,7 +68,8 @@ pub struct MessageView {
     /// A reply the reader stopped while it was written: its text as far as it got.
     #[serde(default, skip_serializing_if = "is_false")]
     pub stopped: bool,
-    /// The reader may edit this message and run the conversation again from it.
+    /// The reader may edit this message and run the conversation again from it, once the
+    /// assistant is not working (the conversation's status says that).
     #[serde(default, skip_serializing_if = "is_false")]
     pub editable: bool,
     /// A card was approved after this message: what it applied stays if the message is edited.

@@ -617,9 +617,11 @@ impl ChatService {
                     });
                     let content = if html.is_some() { String::new() } else { message.content };
                     MessageView {
-                        editable: message.role == MessageRole::User
-                            && message.notice.is_none()
-                            && status != ConversationStatus::Processing,
+                        // Not tied to the status: a line that changed with every turn's start
+                        // and end would make each load after it fetch the whole transcript again
+                        // (its digest no longer matching). The page leaves "Edit" out while the
+                        // assistant works; `edit_message` refuses it then.
+                        editable: message.role == MessageRole::User && message.notice.is_none(),
                         // A card was approved after this line: an edit here does not undo what it applied.
                         decided_after: row.approved_through.is_some_and(|through| message.id <= through),
                         attachments: files_of(Some(message.id)),

@@ -239,7 +239,7 @@ fn Conversation(
                         who,
                         lang,
                         conversation_id: edit_id.clone(),
-                        edit_href: message.editable.then(|| edit_links.to(Some(message.id))),
+                        edit_href: (message.editable && !working).then(|| edit_links.to(Some(message.id))),
                         edit,
                         editing,
                     };
@@ -252,7 +252,7 @@ fn Conversation(
                     // by the list; the one line being edited is drawn in full, with its editor.
                     let edit_link = full.edit_href.as_deref().map(|href| (href, lang.t(Text::Edit)));
                     let inner = static_message_html(&message, who, lang.t(Text::Stopped), edit_link);
-                    if !message.editable {
+                    if full.edit_href.is_none() {
                         return full.plain(message.id, inner);
                     }
                     let message_id = message.id;

@@ -77,12 +77,21 @@ async fn no_edit_while_a_turn_runs() {
     client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
     let (_, working) = client.conversation(&id).await;
     assert_eq!(working["status"], "processing");
-    assert!(working["messages"][0].get("editable").is_none(), "nothing to edit while the assistant works");
+    // The line stays editable in the data (a line that changed with the status would make every
+    // load after a turn fetch the whole transcript); the page offers no "Edit" while it works.
+    assert_eq!(working["messages"][0]["editable"], true);
+    let page = |http: reqwest::Client| {
+        let url = format!("{}/c/{id}", server.base);
+        async move { http.get(url).send().await.unwrap().text().await.unwrap() }
+    };
+    assert!(!page(client.http.clone()).await.contains("class=\"edit-message\""), "no Edit while it works");
     let (status, body) = edit(&client, &id, &message_id(&working, 0), "changed").await;
     assert_eq!(status, 409, "{body}");
     model.gate.add_permits(1);
     let settled = client.settled_conversation(&id).await;
     assert_eq!(texts(&settled), ["first", "released after 2 messages"]);
+    assert_eq!(settled["messages"][0]["editable"], true);
+    assert!(page(client.http.clone()).await.contains("class=\"edit-message\""), "Edit once the turn has ended");
     server.stop().await;
 }
 
