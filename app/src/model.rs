@@ -59,7 +59,8 @@ pub struct MessageView {
     pub role: MessageRole,
     /// The line as plain text: the reader's own lines, which are never interpreted. Empty when
     /// `html` carries the line (the page shows only that, so the Markdown source is not sent).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    /// Left out of a page's hydration data too, which takes it from the markup ([`crate::page_data`]).
+    #[serde(default, skip_serializing_if = "crate::page_data::skip_content")]
     pub content: String,
     /// The assistant's markdown, rendered and sanitised on the server. Left out of a page's
     /// hydration data, which takes it from the markup ([`crate::page_data`]).

@@ -1,10 +1,10 @@
 //! The conversation as a server-rendered page hands it to the hydrating client: without the HTML
-//! of its assistant lines, which the page's markup already holds. That HTML was most of the data
-//! of a long conversation, escaped twice (JSON, then a script's string), and it is all the page
-//! carries twice; the client reads it back from the markup instead.
+//! of its assistant lines and the text of the reader's, which the page's markup already holds.
+//! They were most of the data of a long conversation, escaped twice (JSON, then a script's
+//! string), and all the page carried twice; the client reads them back from the markup instead.
 //!
 //! Server functions send the conversation whole: only [`PageCodec`], the codec of the panel's
-//! resource, leaves the HTML out.
+//! resource, leaves them out.
 
 use std::cell::Cell;
 
@@ -29,6 +29,12 @@ pub(crate) fn serialize_html<S: Serializer>(html: &Option<String>, serializer: S
         Some(_) if WITHOUT_HTML.get() => serializer.serialize_some(""),
         _ => html.serialize(serializer),
     }
+}
+
+/// Whether `MessageView::content` is left out: when empty, and always in a page's data (where
+/// only the reader's lines have any, and the markup carries it as text).
+pub(crate) fn skip_content(content: &str) -> bool {
+    content.is_empty() || WITHOUT_HTML.get()
 }
 
 /// The codec of the panel's resource: JSON, an assistant line's HTML left out on the server and
@@ -61,22 +67,30 @@ impl Decoder<PanelData> for PageCodec {
     fn decode(encoded: &str) -> Result<PanelData, serde_json::Error> {
         let value: PanelData = serde_json::from_str(encoded)?;
         #[cfg(feature = "hydrate")]
-        let value = value.map(|view| view.map(restore_html));
+        let value = value.map(|view| view.map(restore_from_markup));
         Ok(value)
     }
 }
 
-/// Each assistant line's HTML, from the body the server rendered for it (`<li id="m{id}">`). The
-/// data is read while the page hydrates, so that markup is the server's, untouched.
+/// Each assistant line's HTML and each of the reader's lines' text, from the body the server
+/// rendered for it (`<li id="m{id}">`). The data is read while the page hydrates, so that markup
+/// is the server's, untouched. (The text comes back as the browser parsed it: a line sent by a
+/// plain form has `\r\n` where this has `\n`, which only the editor's box shows, as a browser's
+/// box does anyway.)
 #[cfg(feature = "hydrate")]
-fn restore_html(mut view: ConversationView) -> ConversationView {
+fn restore_from_markup(mut view: ConversationView) -> ConversationView {
+    use crate::model::MessageRole;
     let document = leptos::prelude::document();
+    let body = |id: i64| {
+        document
+            .get_element_by_id(&format!("m{id}"))
+            .and_then(|line| line.query_selector(":scope > .body").ok().flatten())
+    };
     for message in &mut view.messages {
         if message.html.as_deref() == Some("") {
-            let body = document
-                .get_element_by_id(&format!("m{}", message.id))
-                .and_then(|line| line.query_selector(":scope > .body").ok().flatten());
-            message.html = Some(body.map(|body| body.inner_html()).unwrap_or_default());
+            message.html = Some(body(message.id).map(|body| body.inner_html()).unwrap_or_default());
+        } else if message.role == MessageRole::User && message.content.is_empty() {
+            message.content = body(message.id).and_then(|body| body.text_content()).unwrap_or_default();
         }
     }
     view
@@ -113,12 +127,14 @@ mod tests {
         let data: PanelData = Ok(Some(view()));
         let page = PageCodec::encode(&data).unwrap();
         assert!(!page.contains("Answer"), "{page}");
+        assert!(!page.contains("Hello"), "{page}");
         let decoded = <PageCodec as Decoder<PanelData>>::decode(&page).unwrap().unwrap().unwrap();
-        assert_eq!(decoded.messages[0].content, "Hello");
+        assert_eq!(decoded.messages[0].content, "", "restored from the markup in the browser");
         assert_eq!(decoded.messages[0].html, None, "the reader's line has no HTML to leave out");
         assert_eq!(decoded.messages[1].html.as_deref(), Some(""), "restored from the markup in the browser");
         // The flag is down again: everything else serialises whole, on this thread too.
         let whole = serde_json::to_string(&data).unwrap();
         assert!(whole.contains(r#"<p>Answer with \"quotes\"</p>"#), "{whole}");
+        assert!(whole.contains(r#""content":"Hello""#), "{whole}");
     }
 }

@@ -101,21 +101,32 @@ test("after its first load the page fetches only the messages it does not have",
   expect(errors).toEqual([]);
 });
 
-test("a page carries its replies' HTML once, in its markup, and hydrates with it", async ({ page }) => {
+test("a page carries its lines once, in its markup, and hydrates with them", async ({ page }) => {
   const errors = watchPageErrors(page);
   await signIn(page);
   await newConversation(page, "first");
   const replies = page.locator(".messages .message.assistant");
   await expect(replies.last()).toContainText("You said: \u201cfirst\u201d");
-  // The hydration data leaves the reply's HTML out: the text is in the page once, not twice.
+  const own = "a line of my own";
+  await send(page, own);
+  await expect(replies.last()).toContainText(`You said: \u201c${own}\u201d`);
+  // The hydration data leaves the reply's HTML and the reader's text out: each is in the page
+  // once, not twice (the reader's line once as itself, once quoted in the reply).
   const html = await (await page.request.get(page.url())).text();
   expect(html.split("You said: \u201cfirst\u201d").length - 1).toBe(1);
+  expect(html.split(own).length - 1).toBe(2);
   await page.reload();
   await waitForHydration(page);
   await expect(replies.first()).toContainText("You said: \u201cfirst\u201d");
+  // The editor starts from the text the page read back from its markup.
+  const line = page.locator(".messages .message.user").last();
+  await line.locator(".edit-message").click();
+  await expect(line.locator(".edit-form textarea")).toHaveValue(own);
+  await line.getByRole("link", { name: "Cancel" }).click();
   await send(page, "second");
-  await expect(replies).toHaveCount(2);
+  await expect(replies).toHaveCount(3);
   await expect(replies.first()).toContainText("You said: \u201cfirst\u201d");
+  await expect(page.locator(".messages .message.user").nth(1)).toHaveText(new RegExp(own));
   await expect(replies.last()).toContainText("You said: \u201csecond\u201d");
   expect(errors).toEqual([]);
 });
