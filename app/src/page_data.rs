@@ -20,13 +20,13 @@ pub type PanelData = Result<Option<ConversationView>, AppError>;
 thread_local! {
     /// Set while [`PageCodec`] writes (serialising is synchronous, so no other value's
     /// serialisation can see it on this thread).
-    static WITHOUT_HTML: Cell<bool> = const { Cell::new(false) };
+    static IN_PAGE_DATA: Cell<bool> = const { Cell::new(false) };
 }
 
 /// `MessageView::html` as written: `""` in a page's data, where the markup carries it.
 pub(crate) fn serialize_html<S: Serializer>(html: &Option<String>, serializer: S) -> Result<S::Ok, S::Error> {
     match html {
-        Some(_) if WITHOUT_HTML.get() => serializer.serialize_some(""),
+        Some(_) if IN_PAGE_DATA.get() => serializer.serialize_some(""),
         _ => html.serialize(serializer),
     }
 }
@@ -34,11 +34,11 @@ pub(crate) fn serialize_html<S: Serializer>(html: &Option<String>, serializer: S
 /// Whether `MessageView::content` is left out: when empty, and always in a page's data (where
 /// only the reader's lines have any, and the markup carries it as text).
 pub(crate) fn skip_content(content: &str) -> bool {
-    content.is_empty() || WITHOUT_HTML.get()
+    content.is_empty() || IN_PAGE_DATA.get()
 }
 
-/// The codec of the panel's resource: JSON, an assistant line's HTML left out on the server and
-/// taken from the page's markup in the browser.
+/// The codec of the panel's resource: JSON, an assistant line's HTML and a reader's line's text
+/// left out on the server and taken from the page's markup in the browser.
 pub struct PageCodec;
 
 impl Encoder<PanelData> for PageCodec {
@@ -51,10 +51,10 @@ impl Encoder<PanelData> for PageCodec {
         struct Lower;
         impl Drop for Lower {
             fn drop(&mut self) {
-                WITHOUT_HTML.set(false);
+                IN_PAGE_DATA.set(false);
             }
         }
-        WITHOUT_HTML.set(true);
+        IN_PAGE_DATA.set(true);
         let _lower = Lower;
         serde_json::to_string(value)
     }

@@ -615,13 +615,14 @@ impl ChatService {
                     let html = (message.role == MessageRole::Assistant).then(|| {
                         message.html.take().unwrap_or_else(|| crate::markdown::to_safe_html(&message.content))
                     });
+                    // Not tied to the status: a line that changed with every turn's start and
+                    // end would make each load after it fetch the whole transcript again (its
+                    // digest no longer matching). The page leaves "Edit" out while the assistant
+                    // works; `edit_message` refuses it then.
+                    let editable = message.is_editable();
                     let content = if html.is_some() { String::new() } else { message.content };
                     MessageView {
-                        // Not tied to the status: a line that changed with every turn's start
-                        // and end would make each load after it fetch the whole transcript again
-                        // (its digest no longer matching). The page leaves "Edit" out while the
-                        // assistant works; `edit_message` refuses it then.
-                        editable: message.role == MessageRole::User && message.notice.is_none(),
+                        editable,
                         // A card was approved after this line: an edit here does not undo what it applied.
                         decided_after: row.approved_through.is_some_and(|through| message.id <= through),
                         attachments: files_of(Some(message.id)),
@@ -980,9 +981,7 @@ impl ChatBackend for ChatService {
             return Err(if row.recorded.is_some() { AppError::DecisionInFlight } else { AppError::Busy });
         }
         let messages = self.store.messages(id).await.map_err(internal)?;
-        let editable = messages
-            .iter()
-            .any(|message| message.id == message_id && message.role == MessageRole::User && message.notice.is_none());
+        let editable = messages.iter().any(|message| message.id == message_id && message.is_editable());
         if !editable {
             return Err(AppError::Invalid(Text::ErrorNotEditable));
         }

@@ -343,6 +343,14 @@ pub struct Message {
     pub html: Option<String>,
 }
 
+impl Message {
+    /// The reader's own line, which the reader may edit and run the conversation again from (not
+    /// while a turn runs: that is the conversation's status, not the line's).
+    pub fn is_editable(&self) -> bool {
+        self.role == MessageRole::User && self.notice.is_none()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
