@@ -3,8 +3,11 @@
 //! They were most of the data of a long conversation, escaped twice (JSON, then a script's
 //! string), and all the page carried twice; the client reads them back from the markup instead.
 //!
-//! Server functions send the conversation whole: only [`PageCodec`], the codec of the panel's
-//! resource, leaves them out.
+//! The list of conversations beside it is written as HTML too, and its data is left out whole:
+//! the client reads each entry back from its link ([`ListCodec`]).
+//!
+//! Server functions send the conversation and the list whole: only [`PageCodec`] and
+//! [`ListCodec`], the codecs of the two resources, leave them out.
 
 use std::cell::Cell;
 
@@ -12,10 +15,13 @@ use leptos::server::codee::{Decoder, Encoder};
 use serde::{Serialize, Serializer};
 
 use crate::error::AppError;
-use crate::model::ConversationView;
+use crate::model::{ConversationSummary, ConversationView};
 
 /// What the panel's resource holds.
 pub type PanelData = Result<Option<ConversationView>, AppError>;
+
+/// What the list's resource holds.
+pub type ListData = Result<Vec<ConversationSummary>, AppError>;
 
 thread_local! {
     /// Set while [`PageCodec`] writes (serialising is synchronous, so no other value's
@@ -96,6 +102,71 @@ fn restore_from_markup(mut view: ConversationView) -> ConversationView {
     view
 }
 
+/// A list in a page's data: "read me from the markup". Not a list's JSON, which is an object.
+const LIST_IN_MARKUP: &str = "\"markup\"";
+
+/// The codec of the list's resource: a list is all in its markup (a hundred entries were a tenth
+/// of a long conversation's page, as data beside the same in HTML), an error is sent as JSON.
+pub struct ListCodec;
+
+impl Encoder<ListData> for ListCodec {
+    type Error = serde_json::Error;
+    type Encoded = String;
+
+    fn encode(value: &ListData) -> Result<String, serde_json::Error> {
+        match value {
+            Ok(_) => Ok(LIST_IN_MARKUP.to_string()),
+            Err(_) => serde_json::to_string(value),
+        }
+    }
+}
+
+impl Decoder<ListData> for ListCodec {
+    type Error = serde_json::Error;
+    type Encoded = str;
+
+    fn decode(encoded: &str) -> Result<ListData, serde_json::Error> {
+        if encoded != LIST_IN_MARKUP {
+            return serde_json::from_str(encoded);
+        }
+        #[cfg(feature = "hydrate")]
+        return Ok(Ok(list_from_markup()));
+        // Only a browser decodes a page's data.
+        #[cfg(not(feature = "hydrate"))]
+        Ok(Ok(Vec::new()))
+    }
+}
+
+/// The entries of the list the server rendered (`crate::pages::chat`): each link's address ends in
+/// the conversation's id, its `.title` holds the title as text and its `.status` names the status
+/// in a class. A page without entries has no list: an empty one.
+#[cfg(feature = "hydrate")]
+fn list_from_markup() -> Vec<ConversationSummary> {
+    use crate::model::ConversationStatus;
+    use wasm_bindgen::JsCast;
+    let document = leptos::prelude::document();
+    let Ok(links) = document.query_selector_all(".conversation-list > li > a") else {
+        return Vec::new();
+    };
+    let mut list = Vec::with_capacity(links.length() as usize);
+    for index in 0..links.length() {
+        let Some(link) = links.item(index).and_then(|node| node.dyn_into::<web_sys::Element>().ok()) else {
+            continue;
+        };
+        let part = |selector: &str| link.query_selector(selector).ok().flatten();
+        let id = link.get_attribute("href").and_then(|href| href.strip_prefix("/c/").map(str::to_string));
+        let title = part(".title").and_then(|title| title.text_content());
+        let status = part(".status").and_then(|status| {
+            let class = status.get_attribute("class")?;
+            class.split(' ').find_map(|class| class.strip_prefix("status-").and_then(ConversationStatus::parse))
+        });
+        if let (Some(id), Some(title), Some(status)) = (id, title, status) {
+            list.push(ConversationSummary { id, title, status });
+        }
+    }
+    list
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +207,19 @@ mod tests {
         let whole = serde_json::to_string(&data).unwrap();
         assert!(whole.contains(r#"<p>Answer with \"quotes\"</p>"#), "{whole}");
         assert!(whole.contains(r#""content":"Hello""#), "{whole}");
+    }
+
+    #[test]
+    fn a_page_leaves_the_list_to_its_markup_but_not_an_error() {
+        use crate::model::ConversationStatus;
+        let list: ListData =
+            Ok(vec![ConversationSummary { id: "c1".into(), title: "Plans".into(), status: ConversationStatus::Idle }]);
+        let page = ListCodec::encode(&list).unwrap();
+        assert!(!page.contains("Plans") && !page.contains("c1"), "{page}");
+        // Its server function still sends the list.
+        assert!(serde_json::to_string(&list).unwrap().contains("Plans"));
+        let error: ListData = Err(AppError::Unauthenticated);
+        let encoded = ListCodec::encode(&error).unwrap();
+        assert_eq!(<ListCodec as Decoder<ListData>>::decode(&encoded).unwrap(), error);
     }
 }

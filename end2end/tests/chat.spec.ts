@@ -1,4 +1,4 @@
-import { expect, test } from "@playwright/test";
+import { expect, test, type Route } from "@playwright/test";
 import { newConversation, send, signIn, waitForHydration, watchPageErrors, pickLanguage } from "./helpers";
 
 test("the chat page renders on the server before any script runs", async ({ request }) => {
@@ -183,6 +183,9 @@ test.describe("in German", () => {
   });
 });
 
+/** The list's server function (`list_conversations`). */
+const isListLoad = (url: URL) => url.pathname === "/api/conversations";
+
 test("the list marks the open conversation as the reader moves between them", async ({ page }) => {
   const errors = watchPageErrors(page);
   await signIn(page);
@@ -205,6 +208,45 @@ test("the list marks the open conversation as the reader moves between them", as
   await expect(marked).toHaveCount(1);
   await expect(marked).toHaveAttribute("href", first);
   expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+
+  // A third conversation waits on an approval card: its entry carries that status.
+  await newConversation(page, "/note Third stop of the walk");
+  await expect(page.locator(".approval-card")).toBeVisible();
+  const third = new URL(page.url()).pathname;
+  const entries = page.locator(".conversation-list li");
+  const waiting = page.locator(`.conversation-list a[href="${third}"] .status`);
+  await expect(waiting).toHaveText("waiting for approval");
+  const drawn = await entries.allTextContents();
+
+  // A page carries the list in its markup only, not again as data: an entry's id is in the page
+  // once, in its link. The browser reads the entries back from the links as it hydrates, and does
+  // not load the list again for that.
+  const listLoads: string[] = [];
+  page.on("request", (request) => {
+    if (isListLoad(new URL(request.url()))) listLoads.push(request.url());
+  });
+  const html = await (await page.request.get(second)).text();
+  expect(html.split(first.slice("/c/".length)).length - 1).toBe(1);
+  await page.goto(second);
+  await waitForHydration(page);
+  await expect(marked).toHaveAttribute("href", second);
+  await page.waitForTimeout(500);
+  expect(listLoads).toEqual([]);
+  // A move draws the list again at once, from those entries: the list's own load, which opening a
+  // conversation starts, is held until the list has been checked.
+  const held: Route[] = [];
+  await page.route(isListLoad, (route) => void held.push(route));
+  await page.locator(`.conversation-list a[href="${first}"]`).click();
+  await expect(page).toHaveURL(new RegExp(`${first}$`));
+  await expect(marked).toHaveAttribute("href", first);
+  expect(await entries.allTextContents()).toEqual(drawn);
+  await expect(waiting).toHaveText("waiting for approval");
+  await expect.poll(() => held.length).toBeGreaterThan(0);
+  for (const route of held) await route.continue();
+  await page.unroute(isListLoad);
+  await expect(marked).toHaveAttribute("href", first);
+  expect(await entries.allTextContents()).toEqual(drawn);
+  await expect(waiting).toHaveText("waiting for approval");
   expect(errors).toEqual([]);
 });
 

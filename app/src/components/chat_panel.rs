@@ -87,9 +87,11 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
         false,
     );
 
-    Effect::new(move |_| {
+    Effect::new(move |before: Option<()>| {
         let current = conversation.get();
-        if let Some(ConversationChanged(signal)) = changed {
+        // Not at the first run: the page around the panel was drawn with it, from the same
+        // moment, so loading it again then (every page's hydration did) would bring nothing new.
+        if let (Some(ConversationChanged(signal)), Some(())) = (changed, before) {
             signal.update(|tick| *tick += 1);
         }
         // Every load starts a new round of polls and retires the one before it.

@@ -7,6 +7,7 @@ use crate::api::{list_conversations, CreateConversation};
 use crate::components::chat_panel::{ChatPanel, ConversationChanged};
 use crate::i18n::{Lang, Text};
 use crate::model::{ConversationStatus, ConversationSummary};
+use crate::page_data::{ListCodec, ListData};
 use crate::pages::header::Header;
 use crate::use_lang;
 
@@ -19,7 +20,12 @@ pub fn ChatPage() -> impl IntoView {
     let changed = RwSignal::new(0u64);
     provide_context(ConversationChanged(changed));
 
-    let conversations = Resource::new(move || (create.version().get(), changed.get()), |_| list_conversations());
+    // The list's data stays out of the page: the client reads it from the list's markup.
+    let conversations = Resource::<ListData, ListCodec>::new_with_options(
+        move || (create.version().get(), changed.get()),
+        |_| list_conversations(),
+        false,
+    );
 
     view! {
         <div class="app">
