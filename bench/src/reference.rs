@@ -358,8 +358,8 @@ impl Reference {
         Load { sample, elapsed }
     }
 
-    /// `rounds` requests of the long conversation's page, one after another.
-    pub async fn page_load(&self, rounds: usize) -> crate::stats::Sample {
+    /// `rounds` requests of the long conversation's page, one after another: the time of each.
+    pub async fn page_load(&self, rounds: usize) -> Vec<std::time::Duration> {
         let url = format!("{}/page?id={LONG}&after=0", self.base);
         let mut durations = Vec::with_capacity(rounds);
         for _ in 0..rounds {
@@ -371,6 +371,6 @@ impl Reference {
             durations.push(started.elapsed());
             assert!(html.contains("<article"), "the reference page carries the conversation");
         }
-        crate::stats::Sample::new(durations)
+        durations
     }
 }
