@@ -187,6 +187,22 @@ pub struct PollSnapshot {
     pub messages: i64,
 }
 
+/// The list's statement (`$1` the user, `$2` the limit). Ties in the update time go to the
+/// conversation created later (SQLite's rowid, the `seq` identity on PostgreSQL); the index
+/// `conversations_user` is in this order, so no tie is sorted (see its migration).
+pub fn conversation_list_sql(backend: Backend) -> &'static str {
+    match backend {
+        Backend::Sqlite => {
+            "SELECT id, title, status FROM conversations WHERE user_id = $1
+             ORDER BY updated_at DESC, rowid DESC LIMIT $2"
+        }
+        Backend::Postgres => {
+            "SELECT id, title, status FROM conversations WHERE user_id = $1
+             ORDER BY updated_at DESC, seq DESC LIMIT $2"
+        }
+    }
+}
+
 fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what} {value:?} of conversation {id}"))
 }
@@ -673,18 +689,7 @@ impl Store {
     /// The user's latest conversations, newest first, at most `limit` of them: what a list shows of
     /// each (every page carries the list, so it reads three columns, not the whole row).
     pub async fn conversations_of(&self, user_id: i64, limit: i64) -> Result<Vec<ListedConversation>, StoreError> {
-        // Ties in the update time go to the conversation created later (SQLite's rowid, the `seq`
-        // identity on PostgreSQL).
-        let sql = match self.db.backend() {
-            Backend::Sqlite => {
-                "SELECT id, title, status FROM conversations WHERE user_id = $1
-                 ORDER BY updated_at DESC, rowid DESC LIMIT $2"
-            }
-            Backend::Postgres => {
-                "SELECT id, title, status FROM conversations WHERE user_id = $1
-                 ORDER BY updated_at DESC, seq DESC LIMIT $2"
-            }
-        };
+        let sql = conversation_list_sql(self.db.backend());
         let rows: Vec<(String, String, String)> =
             on_read!(&self.db, pool => sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(pool).await)?;
         rows.into_iter()

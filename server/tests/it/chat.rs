@@ -286,6 +286,55 @@ async fn the_list_shows_the_latest_conversations_up_to_its_bound() {
     server.stop().await;
 }
 
+#[tokio::test]
+async fn the_list_breaks_ties_by_creation_straight_from_its_index() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let user = server.store().user_by_name("demo").await.unwrap().unwrap();
+    let mut created = Vec::new();
+    for _ in 0..5 {
+        created.push(client.create_conversation().await);
+    }
+    // All changed within one second: the one created later comes first.
+    server.exec("UPDATE conversations SET updated_at = 1700000000").await;
+    let (status, list) = client.call_json("conversations", &[]).await;
+    assert_eq!(status, 200, "{list}");
+    let ids: Vec<&str> = list.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    created.reverse();
+    assert_eq!(ids, created);
+
+    // And it is read in the index's order, with no sort of the ties before the limit: a user whose
+    // thousands of conversations changed within one second sorted them all for every page.
+    let sql = server::store::conversation_list_sql(server.store().db().backend());
+    let plan: Vec<String> = match server.store().db() {
+        db::Db::Sqlite(sqlite) => {
+            let rows: Vec<(i64, i64, i64, String)> =
+                sqlx::query_as(sqlx::AssertSqlSafe(format!("EXPLAIN QUERY PLAN {sql}")))
+                    .bind(user.id)
+                    .bind(100)
+                    .fetch_all(&sqlite.read)
+                    .await
+                    .unwrap();
+            rows.into_iter().map(|row| row.3).collect()
+        }
+        db::Db::Postgres(pool) => {
+            let mut tx = pool.begin().await.unwrap();
+            // A handful of rows would be read whole and sorted anyway; the question is whether the
+            // index can give the order.
+            sqlx::query("SET LOCAL enable_seqscan = off").execute(&mut *tx).await.unwrap();
+            sqlx::query_scalar(sqlx::AssertSqlSafe(format!("EXPLAIN {sql}")))
+                .bind(user.id)
+                .bind(100_i64)
+                .fetch_all(&mut *tx)
+                .await
+                .unwrap()
+        }
+    };
+    assert!(plan.iter().any(|line| line.contains("conversations_user")), "{plan:?}");
+    assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:?}");
+    server.stop().await;
+}
+
 /// The assistant line's stored rendering and its renderer version.
 async fn stored_rendering(server: &TestServer) -> (Option<String>, Option<i64>) {
     db::on!(server.store().db(), pool => sqlx::query_as(
