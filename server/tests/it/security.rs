@@ -369,3 +369,26 @@ fn the_tag_reader_sees_a_payload_that_broke_out_and_ignores_one_shown_as_text() 
     assert_eq!(live[1], ("img".into(), vec![("src".into(), "x".into()), ("onerror".into(), "window.__xss=1".into())]));
     assert_eq!(live[2].1[0], ("href".into(), "javascript:go".into()));
 }
+
+/// hyper is patched to start each connection with a small read buffer (`vendor/hyper/PATCHED.md`):
+/// a request head longer than it grows it, on the same connection, before and after short ones.
+#[tokio::test]
+async fn a_request_head_longer_than_the_first_read_buffer_is_read_whole() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    for padding in [0, 12_000, 0, 60_000, 100, 5_000] {
+        let response = client
+            .http
+            .post(format!("{}/api/conversations", server.base))
+            .header("x-padding", "p".repeat(padding))
+            .form(&[("", "")])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "a head with {padding} bytes of padding");
+        let list: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(list[0]["id"], id.as_str(), "a head with {padding} bytes of padding");
+    }
+    server.stop().await;
+}
