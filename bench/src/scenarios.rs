@@ -1103,10 +1103,16 @@ pub async fn ssr_of_a_long_conversation(
     reference.page_load(SSR_WARM_UP).await;
     // In turns, so both meet the machine's ups and downs alike.
     let (mut ours, mut bare) = (Vec::with_capacity(SSR_ROUNDS), Vec::with_capacity(SSR_ROUNDS));
+    // The server's CPU time over Tourguide's turns: what a page costs it, apart from how long the
+    // host makes the page wait.
+    let mut cpu = Duration::ZERO;
     for _ in 0..SSR_TURNS {
+        let before = server.cpu_time();
         ours.extend(page(SSR_ROUNDS / SSR_TURNS).await);
+        cpu += server.cpu_time().saturating_sub(before);
         bare.extend(reference.page_load(SSR_ROUNDS / SSR_TURNS).await);
     }
+    let cpu_per_page = cpu.as_secs_f64() * 1e6 / SSR_ROUNDS as f64;
     let (sample, bare) = (Sample::new(ours), Sample::new(bare));
     report.section(
         "Server-side rendering of a 200-message conversation",
@@ -1143,6 +1149,10 @@ pub async fn ssr_of_a_long_conversation(
         .reference(millis(bare.p50()))
         .target(1.5),
     );
+    report.line(&format!(
+        "\nThe server's CPU time (user + system, `/proc`) over Tourguide's turns: {cpu_per_page:.0} µs per page."
+    ));
+    report.figure(Figure::new("ssr_cpu_us", "server CPU per page of 200 messages", cpu_per_page, "µs", Better::Lower));
 }
 
 // --- first load ----------------------------------------------------------------------------------
