@@ -570,12 +570,20 @@ impl ChatService {
     /// The user's conversation as the page shows it: the row, its transcript and its files read
     /// in one snapshot, and again after a reconcile that changed the row.
     async fn view_of(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
-        let snapshot = || async {
-            self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
-        };
-        let mut read = snapshot().await?;
+        let read = self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
+        self.view_from(user, read, lang).await
+    }
+
+    /// The view of a conversation from a snapshot of it already read.
+    async fn view_from(
+        &self,
+        user: &CurrentUser,
+        mut read: ConversationSnapshot,
+        lang: Lang,
+    ) -> Result<ConversationView, AppError> {
         if self.reconcile(&read.conversation).await? {
-            read = snapshot().await?;
+            let id = &read.conversation.id;
+            read = self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
         }
         let ConversationSnapshot { conversation: row, messages, attachments: files, draft } = read;
         let status = row.status;
@@ -751,12 +759,24 @@ impl ChatBackend for ChatService {
         browser_lang: Lang,
     ) -> Result<PollView, AppError> {
         let hash = crate::auth::token_hash(session_token);
-        let Some(snapshot) = self.store.poll_snapshot(&hash, id).await.map_err(internal)? else {
-            // The rare path: tell an ended session (401) from a conversation that is not theirs (404).
-            return Err(match self.store.user_for_session(&hash).await.map_err(internal)? {
+        // The rare path: tell an ended session (401) from a conversation that is not theirs (404).
+        let refused = || async {
+            Err(match self.store.user_for_session(&hash).await.map_err(internal)? {
                 Some(_) => AppError::NotFound,
                 None => AppError::Unauthenticated,
-            });
+            })
+        };
+        // A client that shows nothing yet needs everything: read it with the session at once.
+        if after == 0 {
+            let Some((user, read)) = self.store.poll_whole(&hash, id).await.map_err(internal)? else {
+                return refused().await;
+            };
+            let user = crate::auth::current_user(user);
+            let view = self.view_from(&user, read, user.language.unwrap_or(browser_lang)).await?;
+            return Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) });
+        }
+        let Some(snapshot) = self.store.poll_snapshot(&hash, id).await.map_err(internal)? else {
+            return refused().await;
         };
         let (user, row) = (crate::auth::current_user(snapshot.user), snapshot.conversation);
         // Only a working turn takes the fast path: a pause must reach the client with its question

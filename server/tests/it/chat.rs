@@ -220,6 +220,72 @@ async fn a_poll_while_the_turn_works_takes_the_fast_path_and_a_change_brings_the
     server.stop().await;
 }
 
+/// A client that shows nothing yet gets the whole conversation from the poll's one read (on
+/// SQLite one batch with the session check): the same view as the conversation's own read, the
+/// lines' files, the pending ones and the reply being written included; and only for a live
+/// session of the owner.
+#[tokio::test]
+async fn a_poll_from_nothing_reads_the_whole_conversation_with_its_session() {
+    let provider = GatedProvider::new();
+    let server = TestServer::start_with(provider.clone()).await;
+    let client = server.signed_in("demo").await;
+    let other_tab = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
+    let line = server.store().messages(&id).await.unwrap()[0].id;
+    for (message, name) in [(Some(line), "sent.md"), (None, "pending.md")] {
+        db::on!(server.store().db(), pool => sqlx::query(
+            "INSERT INTO attachments (conversation_id, message_id, file_name, kind, size, content, text, truncated, created_at)
+             VALUES ($1, $2, $3, 'markdown', 3, $4, 'abc', $5, 0)",
+        )
+        .bind(&id)
+        .bind(message)
+        .bind(name)
+        .bind(b"abc".to_vec())
+        .bind(false)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))
+        .unwrap();
+    }
+    db::on!(server.store().db(), pool => sqlx::query(
+        "INSERT INTO drafts (conversation_id, draft_key, content, updated_at) VALUES ($1, 'key-1', 'so far', 0)",
+    )
+    .bind(&id)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))
+    .unwrap();
+
+    let (status, poll) = client.call_json("poll", &[("id", &id), ("after", "0")]).await;
+    assert_eq!(status, 200, "{poll}");
+    let (_, read) = client.conversation(&id).await;
+    assert_eq!(poll["conversation"], read, "the poll's view is the conversation's view");
+    assert_eq!((poll["status"].clone(), poll["total"].clone()), (read["status"].clone(), serde_json::json!(1)));
+    assert_eq!(read["messages"][0]["attachments"][0]["file_name"], "sent.md");
+    assert_eq!(read["pending_attachments"][0]["file_name"], "pending.md");
+    assert_eq!(read["draft"]["text"], "so far");
+
+    // Someone else's conversation, even a known id: not found, and nothing of it in the answer.
+    let intruder = server.signed_in("mallory").await;
+    let (status, body) = intruder.call_json("poll", &[("id", &id), ("after", "0")]).await;
+    assert_eq!(status, 404);
+    assert!(!body.to_string().contains("first") && !body.to_string().contains("so far"), "{body}");
+    // One of the owner's sessions expires: that one is refused at once, the other still reads.
+    server.exec("UPDATE sessions SET expires_at = 0 WHERE token_hash = (SELECT MIN(token_hash) FROM sessions)").await;
+    let statuses = [
+        client.call_json("poll", &[("id", &id), ("after", "0")]).await.0,
+        other_tab.call_json("poll", &[("id", &id), ("after", "0")]).await.0,
+        intruder.call_json("poll", &[("id", &id), ("after", "0")]).await.0,
+    ];
+    assert!(
+        statuses == [401, 200, 404] || statuses == [200, 401, 404] || statuses == [200, 200, 401],
+        "one session expired: {statuses:?}"
+    );
+    provider.gate.add_permits(1);
+    server.stop().await;
+}
+
 /// The poll checks its session in the read it makes anyway (the middleware leaves it alone): a
 /// session ended or expired in the database is refused by the very next poll, fast path or not.
 #[tokio::test]
