@@ -344,8 +344,7 @@ struct MessageLine {
 impl MessageLine {
     /// The line as one element holding its parts as HTML (see `static_message_html`).
     fn plain(&self, message_id: i64, inner: String) -> AnyView {
-        view! { <li class=self.class.clone() id=format!("m{message_id}") data-message-id=message_id inner_html=inner></li> }
-            .into_any()
+        super::html_line::HtmlLine { class: self.class.clone(), id: message_id, inner }.into_any()
     }
 
     fn view(self, message: MessageView) -> AnyView {
