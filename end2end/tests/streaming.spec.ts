@@ -70,6 +70,10 @@ test("editing an earlier message replaces the conversation after it", async ({ p
   await expect(replies(page).last()).toContainText("Streaming reply to second question");
 
   const first = page.locator(".messages .message.user").first();
+  // Every editable line is drawn again when the editor opens or closes; one that did not change
+  // keeps its nodes (a line that parsed its HTML again would lose the mark set here).
+  const second = page.locator(".messages .message.user").nth(1);
+  await second.locator(".body").evaluate((body) => ((body as unknown as { kept: boolean }).kept = true));
   // One editor at a time, opened in place and closed again without a page load (a load would
   // forget the mark set here): by its Cancel, or by "Edit" again.
   await page.evaluate(() => ((window as unknown as { stayed: boolean }).stayed = true));
@@ -82,6 +86,7 @@ test("editing an earlier message replaces the conversation after it", async ({ p
   await first.locator(".edit-message").click();
   await expect(page.locator(".edit-form")).toHaveCount(0);
   expect(await page.evaluate(() => (window as unknown as { stayed?: boolean }).stayed)).toBe(true);
+  expect(await second.locator(".body").evaluate((body) => (body as unknown as { kept?: boolean }).kept)).toBe(true);
   await first.locator(".edit-message").click();
   await first.locator(".edit-form textarea").fill("changed question");
   await first.getByRole("button", { name: "Send edited message" }).click();

@@ -8,7 +8,11 @@
 use leptos::tachys::{
     html::attribute::{any_attribute::AnyAttribute, Attribute},
     hydration::Cursor,
-    renderer::{types::Element, CastFrom, Rndr},
+    prelude::Mountable,
+    renderer::{
+        types::{Element, Node},
+        CastFrom, Rndr,
+    },
     view::{add_attr::AddAnyAttr, Position, PositionState, Render, RenderHtml},
 };
 
@@ -28,26 +32,59 @@ impl HtmlLine {
         buf.push_str(&self.inner);
         buf.push_str("</li>");
     }
+}
 
-    fn set_on(&self, element: &Element) {
-        Rndr::set_attribute(element, "class", &self.class);
-        Rndr::set_attribute(element, "id", &format!("m{}", self.id));
-        Rndr::set_attribute(element, "data-message-id", &self.id.to_string());
-        Rndr::set_inner_html(element, &self.inner);
+/// The line in the document, with what it was drawn from: a line drawn again (each line's view
+/// runs again when the editor opens or closes elsewhere) touches the document only where it
+/// changed, as the element view did, instead of parsing its HTML again.
+pub struct HtmlLineState {
+    element: Element,
+    line: HtmlLine,
+}
+
+impl Mountable for HtmlLineState {
+    fn unmount(&mut self) {
+        self.element.unmount();
+    }
+
+    fn mount(&mut self, parent: &Element, marker: Option<&Node>) {
+        self.element.mount(parent, marker);
+    }
+
+    fn insert_before_this(&self, child: &mut dyn Mountable) -> bool {
+        self.element.insert_before_this(child)
+    }
+
+    fn elements(&self) -> Vec<Element> {
+        vec![self.element.clone()]
     }
 }
 
 impl Render for HtmlLine {
-    type State = Element;
+    type State = HtmlLineState;
 
-    fn build(self) -> Element {
+    fn build(self) -> HtmlLineState {
         let element = Rndr::create_element("li", None);
-        self.set_on(&element);
-        element
+        Rndr::set_attribute(&element, "class", &self.class);
+        Rndr::set_attribute(&element, "id", &format!("m{}", self.id));
+        Rndr::set_attribute(&element, "data-message-id", &self.id.to_string());
+        Rndr::set_inner_html(&element, &self.inner);
+        HtmlLineState { element, line: self }
     }
 
-    fn rebuild(self, state: &mut Element) {
-        self.set_on(state);
+    fn rebuild(self, state: &mut HtmlLineState) {
+        let (element, before) = (&state.element, &state.line);
+        if self.class != before.class {
+            Rndr::set_attribute(element, "class", &self.class);
+        }
+        if self.id != before.id {
+            Rndr::set_attribute(element, "id", &format!("m{}", self.id));
+            Rndr::set_attribute(element, "data-message-id", &self.id.to_string());
+        }
+        if true {
+            Rndr::set_inner_html(element, &self.inner);
+        }
+        state.line = self;
     }
 }
 
@@ -92,7 +129,7 @@ impl RenderHtml for HtmlLine {
     }
 
     /// The line is there as the server wrote it: it is taken as it is, like any element.
-    fn hydrate<const FROM_SERVER: bool>(self, cursor: &Cursor, position: &PositionState) -> Element {
+    fn hydrate<const FROM_SERVER: bool>(self, cursor: &Cursor, position: &PositionState) -> HtmlLineState {
         let current = position.get();
         if current == Position::FirstChild {
             cursor.child();
@@ -101,7 +138,7 @@ impl RenderHtml for HtmlLine {
         }
         let element = Element::cast_from(cursor.current()).expect("a transcript line is an element");
         position.set(Position::NextChild);
-        element
+        HtmlLineState { element, line: self }
     }
 
     fn into_owned(self) -> Self {
