@@ -21,6 +21,14 @@ pub use connections::{in_background, Checkout, Connections, Tx};
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of
 /// their own (see [`Sqlite`]).
 const POOL_SIZE: u32 = 8;
+/// A pooled PostgreSQL connection idle this long is checked (a round trip) before it is handed
+/// out; one used more recently is not. sqlx checks every connection as it goes back to the pool
+/// (the release flushes what a cancelled statement left), and by default again as it is taken:
+/// two round trips beside each statement of a busy server. A connection that was fine half a
+/// second ago is taken as it is, as HikariCP does (`aliveBypassWindowMs`, 500 ms); one that sat
+/// idle longer, across a database restart say, is checked, and a dead one is replaced before a
+/// request sees it.
+const CHECKED_AFTER_IDLE: Duration = Duration::from_millis(500);
 /// How long a writer waits for another one before the statement fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many rows a SQLite connection's thread may hand over before the reading task takes them.
@@ -240,7 +248,19 @@ impl Db {
     /// Connects to a PostgreSQL database; it must exist (the migrations create the tables).
     pub async fn open_postgres(url: &str) -> Result<Db, DbError> {
         let options: PgConnectOptions = url.parse()?;
-        let pool = PgPoolOptions::new().max_connections(POOL_SIZE).connect_with(options).await?;
+        let pool = PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .test_before_acquire(false)
+            .before_acquire(|connection, idle| {
+                Box::pin(async move {
+                    if idle.idle_for >= CHECKED_AFTER_IDLE {
+                        sqlx::Connection::ping(connection).await?;
+                    }
+                    Ok(true)
+                })
+            })
+            .connect_with(options)
+            .await?;
         Ok(Db::Postgres(pool))
     }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::crash::{answer_soft, ask, assert_answered_once};
 use crate::events::next_event;
-use crate::harness::{location_in, texts, Client};
+use crate::harness::{location_in, texts, Client, TestServer};
 use crate::processes::{ModelHandle, ServerProcess};
 
 async fn on_postgres(dir: &tempfile::TempDir) -> bool {
@@ -149,6 +149,43 @@ async fn a_dead_workers_run_is_carried_on_by_another_and_nothing_runs_twice() {
     for process in [web, other] {
         process.kill_9().await;
     }
+}
+
+/// PostgreSQL only: the database ends every connection of the pool (as a restart does). A pooled
+/// connection that sat idle is checked before it is handed out, so the requests after it are
+/// served on new connections instead of failing on dead ones.
+#[tokio::test]
+async fn requests_after_the_database_ended_the_pools_connections_are_served() {
+    let server = TestServer::start().await;
+    if server.store().db().backend() != db::Backend::Postgres {
+        server.stop().await;
+        return; // SQLite's connections are files of this process: nothing can end them from outside.
+    }
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    // Several connections in the pool, all idle afterwards.
+    let reads = (0..6).map(|_| client.call_json("conversations", &[]));
+    for (status, _) in futures::future::join_all(reads).await {
+        assert_eq!(status, 200);
+    }
+    let others = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                  WHERE datname = current_database() AND pid <> pg_backend_pid()";
+    let ended: Vec<bool> =
+        db::on!(server.store().db(), pool => sqlx::query_scalar(others).fetch_all(pool).await).unwrap();
+    assert!(ended.len() >= 2, "the pool's other connections: {ended:?}");
+    tokio::time::sleep(Duration::from_millis(700)).await;
+
+    let reads = (0..6).map(|_| client.call_json("conversations", &[]));
+    for (status, body) in futures::future::join_all(reads).await {
+        assert_eq!(status, 200, "{body}");
+    }
+    let (status, body) = client.call_json("poll", &[("id", &id), ("after", "0")]).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = client.call_json("send_message", &[("conversation_id", &id), ("content", "after")]).await;
+    assert_eq!(status, 200, "{body}");
+    let texts = texts(&client.settled_conversation(&id).await);
+    assert_eq!((texts.len(), texts[0].as_str()), (2, "after"), "{texts:?}");
+    server.stop().await;
 }
 
 /// PostgreSQL only: the LISTEN connection of a web process is cut; the process makes it again,
