@@ -353,17 +353,32 @@ macro_rules! session_owns {
     };
 }
 
+/// The conversation `$3` with the user of the live session whose hash is `$1` (`$2` now), if it
+/// is theirs; a poll's first statement.
+macro_rules! poll_head {
+    () => {
+        concat!(
+            "SELECT 0 AS part, ",
+            conversation_columns!(),
+            ", ",
+            session_user_columns!(),
+            " FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
+             WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
+        )
+    };
+}
+
+/// A snapshot's transaction on PostgreSQL, begun with its isolation in one statement (a `SET
+/// TRANSACTION` after the `BEGIN` is a round trip more): each statement in it sees the same moment.
+pub const PG_SNAPSHOT_BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
 /// [`SQLITE_SNAPSHOT`] for a poll: the conversation only if `$1` is the hash of a live session
 /// of its owner (`$2` now, `$3` the conversation, `$4` the renderer version), read with that
 /// session's user, so a client that shows nothing yet gets everything in one round trip.
 const SQLITE_POLL_WHOLE: &str = concat!(
-    "BEGIN;
-     SELECT 0 AS part, ",
-    conversation_columns!(),
-    ", ",
-    session_user_columns!(),
-    " FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
-     WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3;
+    "BEGIN; ",
+    poll_head!(),
+    ";
      SELECT 1 AS part, ",
     snapshot_message_columns!("$4"),
     " FROM messages WHERE conversation_id = $3 AND EXISTS (",
@@ -381,6 +396,32 @@ const SQLITE_POLL_WHOLE: &str = concat!(
     ");
      COMMIT;"
 );
+
+/// The rest of a conversation's snapshot on PostgreSQL, in the transaction `tx` that read its
+/// row (begun with [`PG_SNAPSHOT_BEGIN`]): the transcript, the files and the draft.
+async fn pg_snapshot_of(
+    tx: &mut sqlx::PgConnection,
+    row: ConversationRow,
+    id: &str,
+) -> Result<ConversationSnapshot, StoreError> {
+    let messages: Vec<MessageRow> = sqlx::query_as(concat!(
+        "SELECT ",
+        snapshot_message_columns!("$2"),
+        " FROM messages WHERE conversation_id = $1 ORDER BY id"
+    ))
+    .bind(id)
+    .bind(RENDERER_VERSION)
+    .fetch_all(&mut *tx)
+    .await?;
+    let attachments: Vec<Attachment> = sqlx::query_as(SELECT_ATTACHMENTS).bind(id).fetch_all(&mut *tx).await?;
+    let draft: Option<(String, String)> = sqlx::query_as(SELECT_DRAFT).bind(id).fetch_optional(&mut *tx).await?;
+    Ok(ConversationSnapshot {
+        conversation: Conversation::try_from(row)?,
+        messages: messages.into_iter().map(Message::try_from).collect::<Result<_, _>>()?,
+        attachments,
+        draft,
+    })
+}
 
 /// The columns of a recorded answer or decision, cleared: nothing travels any more.
 macro_rules! clear_recorded {
@@ -776,32 +817,17 @@ impl Store {
             // PostgreSQL gives each statement its own snapshot unless asked for one per
             // transaction.
             Db::Postgres(pool) => {
-                let mut tx = pool.begin().await?;
-                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+                let mut tx = pool.begin_with(PG_SNAPSHOT_BEGIN).await?;
                 let row: Option<ConversationRow> =
                     sqlx::query_as(select_conversations!("WHERE id = $1 AND user_id = $2"))
                         .bind(id)
                         .bind(user_id)
                         .fetch_optional(&mut *tx)
                         .await?;
-                if row.is_none() {
-                    return Ok(None);
-                }
-                let messages: Vec<MessageRow> = sqlx::query_as(concat!(
-                    "SELECT ",
-                    snapshot_message_columns!("$2"),
-                    " FROM messages WHERE conversation_id = $1 ORDER BY id"
-                ))
-                .bind(id)
-                .bind(RENDERER_VERSION)
-                .fetch_all(&mut *tx)
-                .await?;
-                let attachments: Vec<Attachment> =
-                    sqlx::query_as(SELECT_ATTACHMENTS).bind(id).fetch_all(&mut *tx).await?;
-                let draft: Option<(String, String)> =
-                    sqlx::query_as(SELECT_DRAFT).bind(id).fetch_optional(&mut *tx).await?;
+                let Some(row) = row else { return Ok(None) };
+                let snapshot = pg_snapshot_of(&mut tx, row, id).await?;
                 tx.commit().await?;
-                (row, messages, attachments, draft)
+                return Ok(Some(snapshot));
             }
         };
         let Some(row) = row else { return Ok(None) };
@@ -863,11 +889,19 @@ impl Store {
         token_hash: &str,
         id: &str,
     ) -> Result<Option<(SessionUser, ConversationSnapshot)>, StoreError> {
-        let Db::Sqlite(db::Sqlite { read, .. }) = &self.db else {
-            // PostgreSQL answers each statement over the network anyway: the two reads as they are.
-            let Some(poll) = self.poll_snapshot(token_hash, id).await? else { return Ok(None) };
-            let snapshot = self.conversation_snapshot(poll.user.id, id).await?;
-            return Ok(snapshot.map(|snapshot| (poll.user, snapshot)));
+        let read = match &self.db {
+            Db::Sqlite(db::Sqlite { read, .. }) => read,
+            // One transaction: the session, then the rest of the snapshot.
+            Db::Postgres(pool) => {
+                let mut tx = pool.begin_with(PG_SNAPSHOT_BEGIN).await?;
+                let head =
+                    sqlx::query(poll_head!()).bind(token_hash).bind(now()).bind(id).fetch_optional(&mut *tx).await?;
+                let Some(head) = head else { return Ok(None) };
+                let user = SessionUser::from_row(&head)?;
+                let snapshot = pg_snapshot_of(&mut tx, ConversationRow::from_row(&head)?, id).await?;
+                tx.commit().await?;
+                return Ok(Some((user, snapshot)));
+            }
         };
         let rows = read
             .fetch_batch(sqlx::query(SQLITE_POLL_WHOLE).bind(token_hash).bind(now()).bind(id).bind(RENDERER_VERSION))
