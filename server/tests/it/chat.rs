@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use crate::harness::{text, BrokenProvider, GatedProvider, TestServer};
+use crate::harness::{text, BrokenProvider, Client, GatedProvider, TestServer};
 
 #[tokio::test]
 async fn a_message_is_answered_by_the_worker() {
@@ -220,18 +220,25 @@ async fn a_poll_while_the_turn_works_takes_the_fast_path_and_a_change_brings_the
     server.stop().await;
 }
 
-/// A client that shows nothing yet gets the whole conversation from the poll's one read (on
-/// SQLite one batch with the session check): the same view as the conversation's own read, the
-/// lines' files, the pending ones and the reply being written included; and only for a live
-/// session of the owner.
-#[tokio::test]
-async fn a_poll_from_nothing_reads_the_whole_conversation_with_its_session() {
+/// The reader signed in twice (two tabs, two sessions) on a conversation whose turn waits on
+/// the gate after the message "first".
+async fn two_tabs_on_a_working_turn() -> (Arc<GatedProvider>, TestServer, Client, Client, String) {
     let provider = GatedProvider::new();
     let server = TestServer::start_with(provider.clone()).await;
     let client = server.signed_in("demo").await;
     let other_tab = server.signed_in("demo").await;
     let id = client.create_conversation().await;
     client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
+    (provider, server, client, other_tab, id)
+}
+
+/// A client that shows nothing yet gets the whole conversation from the poll's one read (on
+/// SQLite one batch with the session check): the same view as the conversation's own read, the
+/// lines' files, the pending ones and the reply being written included; and only for a live
+/// session of the owner.
+#[tokio::test]
+async fn a_poll_from_nothing_reads_the_whole_conversation_with_its_session() {
+    let (provider, server, client, other_tab, id) = two_tabs_on_a_working_turn().await;
     let line = server.store().messages(&id).await.unwrap()[0].id;
     for (message, name) in [(Some(line), "sent.md"), (None, "pending.md")] {
         db::on!(server.store().db(), pool => sqlx::query(
@@ -290,12 +297,7 @@ async fn a_poll_from_nothing_reads_the_whole_conversation_with_its_session() {
 /// session ended or expired in the database is refused by the very next poll, fast path or not.
 #[tokio::test]
 async fn a_poll_refuses_a_session_the_moment_it_ends_or_expires() {
-    let provider = GatedProvider::new();
-    let server = TestServer::start_with(provider.clone()).await;
-    let client = server.signed_in("demo").await;
-    let other_tab = server.signed_in("demo").await;
-    let id = client.create_conversation().await;
-    client.call_json("send_message", &[("conversation_id", &id), ("content", "first")]).await;
+    let (provider, server, client, other_tab, id) = two_tabs_on_a_working_turn().await;
     for poller in [&client, &other_tab] {
         let (status, fast) = poller.call_json("poll", &[("id", &id), ("after", "1")]).await;
         assert_eq!((status, fast["conversation"].is_null()), (200, true), "{fast}");
