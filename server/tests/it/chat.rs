@@ -413,7 +413,7 @@ async fn stored_rendering(server: &TestServer) -> (Option<String>, Option<i64>) 
     .unwrap()
 }
 
-async fn last_html(client: &crate::harness::Client, id: &str) -> String {
+async fn last_html(client: &Client, id: &str) -> String {
     let conversation = client.settled_conversation(id).await;
     conversation["messages"].as_array().unwrap().last().unwrap()["html"].as_str().unwrap().to_string()
 }
