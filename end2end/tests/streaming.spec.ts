@@ -73,6 +73,10 @@ test("editing an earlier message replaces the conversation after it", async ({ p
   // Every editable line is drawn again when the editor opens or closes; one that did not change
   // keeps its nodes (a line that parsed its HTML again would lose the mark set here).
   const second = page.locator(".messages .message.user").nth(1);
+  // Marked once the turn has ended: its end gives each of the reader's lines an "Edit", which
+  // is a change, and the line is written anew then.
+  await expect(page.locator('.messages[data-status="idle"]')).toHaveCount(1);
+  await expect(second.locator(".edit-message")).toBeVisible();
   await second.locator(".body").evaluate((body) => ((body as unknown as { kept: boolean }).kept = true));
   // One editor at a time, opened in place and closed again without a page load (a load would
   // forget the mark set here): by its Cancel, or by "Edit" again.

@@ -81,7 +81,7 @@ impl Render for HtmlLine {
             Rndr::set_attribute(element, "id", &format!("m{}", self.id));
             Rndr::set_attribute(element, "data-message-id", &self.id.to_string());
         }
-        if true {
+        if self.inner != before.inner {
             Rndr::set_inner_html(element, &self.inner);
         }
         state.line = self;
