@@ -253,6 +253,11 @@ enum NewTurn<'a> {
 }
 
 /// The status as the page shows it.
+/// A poll's answer that carries the whole conversation.
+fn whole_poll(view: ConversationView) -> PollView {
+    PollView { status: view.status, total: view.messages.len(), conversation: Some(view) }
+}
+
 fn status_view(status: ConversationStatus) -> app::model::ConversationStatus {
     match status {
         ConversationStatus::Idle => app::model::ConversationStatus::Idle,
@@ -570,8 +575,11 @@ impl ChatService {
     /// The user's conversation as the page shows it: the row, its transcript and its files read
     /// in one snapshot, and again after a reconcile that changed the row.
     async fn view_of(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
-        let read = self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
-        self.view_from(user, read, lang).await
+        self.view_from(user, self.snapshot(user, id).await?, lang).await
+    }
+
+    async fn snapshot(&self, user: &CurrentUser, id: &str) -> Result<ConversationSnapshot, AppError> {
+        self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)
     }
 
     /// The view of a conversation from a snapshot of it already read.
@@ -582,8 +590,7 @@ impl ChatService {
         lang: Lang,
     ) -> Result<ConversationView, AppError> {
         if self.reconcile(&read.conversation).await? {
-            let id = &read.conversation.id;
-            read = self.store.conversation_snapshot(user.id, id).await.map_err(internal)?.ok_or(AppError::NotFound)?;
+            read = self.snapshot(user, &read.conversation.id).await?;
         }
         let ConversationSnapshot { conversation: row, messages, attachments: files, draft } = read;
         let status = row.status;
@@ -772,8 +779,7 @@ impl ChatBackend for ChatService {
                 return refused().await;
             };
             let user = crate::auth::current_user(user);
-            let view = self.view_from(&user, read, user.language.unwrap_or(browser_lang)).await?;
-            return Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) });
+            return Ok(whole_poll(self.view_from(&user, read, user.language.unwrap_or(browser_lang)).await?));
         }
         let Some(snapshot) = self.store.poll_snapshot(&hash, id).await.map_err(internal)? else {
             return refused().await;
@@ -790,8 +796,7 @@ impl ChatBackend for ChatService {
             return Ok(PollView { status, total: after, conversation: None });
         }
         let lang = user.language.unwrap_or(browser_lang);
-        let view = self.view_of(&user, &row.id, lang).await?;
-        Ok(PollView { status: view.status, total: view.messages.len(), conversation: Some(view) })
+        Ok(whole_poll(self.view_of(&user, &row.id, lang).await?))
     }
 
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {

@@ -345,11 +345,19 @@ const SQLITE_SNAPSHOT: &str = concat!(
      COMMIT;"
 );
 
+/// The conversation `$3` as `c`, joined to the live session `s` whose hash is `$1` (`$2` now)
+/// and its user `u`: no row unless the session's user owns the conversation. The poll's check.
+macro_rules! owned_through_session {
+    () => {
+        " FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
+         WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
+    };
+}
+
 /// True in [`SQLITE_POLL_WHOLE`] when the session `$1` is live at `$2` and its user owns `$3`.
 macro_rules! session_owns {
     () => {
-        "SELECT 1 FROM sessions s JOIN conversations c ON c.user_id = s.user_id
-         WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
+        concat!("SELECT 1", owned_through_session!())
     };
 }
 
@@ -357,14 +365,7 @@ macro_rules! session_owns {
 /// is theirs; a poll's first statement.
 macro_rules! poll_head {
     () => {
-        concat!(
-            "SELECT 0 AS part, ",
-            conversation_columns!(),
-            ", ",
-            session_user_columns!(),
-            " FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
-             WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
-        )
+        concat!("SELECT 0 AS part, ", conversation_columns!(), ", ", session_user_columns!(), owned_through_session!())
     };
 }
 
@@ -863,9 +864,8 @@ impl Store {
             conversation_columns!(),
             ", ",
             session_user_columns!(),
-            ", (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count
-             FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
-             WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3"
+            ", (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count",
+            owned_through_session!()
         ))
         .bind(token_hash)
         .bind(now())
