@@ -5,8 +5,8 @@
 //! - answer: the session check, the conversation and the run's pause read, then one transaction
 //!   with the conversation's guarded UPDATE, the answer's line and the job. No digest or schema
 //!   check, no view, no worker.
-//! - fast poll: the session, the conversation row and its message count in one statement (as
-//!   Tourguide's poll reads them); a fixed JSON answer.
+//! - fast poll: the session, the conversation row and its message count in one statement, on the
+//!   request's own thread (as Tourguide's poll reads them, `db::Here`); a fixed JSON answer.
 //! - full poll: that statement, then the conversation row and its messages in one read transaction,
 //!   serialised to JSON as they are (the stored HTML included).
 //! - page: the session, the latest 100 conversations' titles and one conversation's messages,
@@ -145,19 +145,26 @@ struct MessageRow {
 const SELECT_MESSAGES: &str =
     "SELECT id, role, content, notice, html FROM messages WHERE conversation_id = $1 ORDER BY id";
 
+/// The session, the conversation and its count in one statement, as Tourguide's poll reads them.
+const POLL_HEAD: &str = "SELECT c.status, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id)
+     FROM sessions s JOIN conversations c ON c.user_id = s.user_id
+     WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3";
+
+/// [`POLL_HEAD`] read where Tourguide reads it: on SQLite on the request's own thread.
+async fn poll_head(db: &Db, token: &str, id: &str) -> Result<Option<(String, i64)>, db::DbError> {
+    if let Db::Sqlite(db::Sqlite { here: Some(here), .. }) = db {
+        return here.read(|connection| {
+            use db::rusqlite::OptionalExtension;
+            let parameters = db::rusqlite::named_params! { "$1": token, "$2": db::now(), "$3": id };
+            connection.prepare_cached(POLL_HEAD)?.query_row(parameters, |row| Ok((row.get(0)?, row.get(1)?))).optional()
+        });
+    }
+    Ok(on_read!(db, pool => sqlx::query_as(POLL_HEAD).bind(token).bind(db::now()).bind(id).fetch_optional(pool).await)?)
+}
+
 async fn poll(State(db): State<Db>, headers: HeaderMap, Query(query): Query<PollQuery>) -> Response {
-    let result: Result<Response, sqlx::Error> = on_read!(&db, pool => async {
-        // The session, the conversation and its count in one statement, as Tourguide's poll reads them.
-        let found: Option<(String, i64)> = sqlx::query_as(
-            "SELECT c.status, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id)
-             FROM sessions s JOIN conversations c ON c.user_id = s.user_id
-             WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3",
-        )
-        .bind(session_token(&headers))
-        .bind(db::now())
-        .bind(&query.id)
-        .fetch_optional(pool)
-        .await?;
+    let result: Result<Response, db::DbError> = on_read!(&db, pool => async {
+        let found = poll_head(&db, &session_token(&headers), &query.id).await?;
         let Some((status, total)) = found else {
             let code = match session_user(&db, &headers).await? {
                 Some(_) => StatusCode::NOT_FOUND,

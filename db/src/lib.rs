@@ -16,7 +16,9 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 mod connections;
+mod here;
 pub use connections::{in_background, Checkout, Connections, Tx};
+pub use here::{rusqlite, Here};
 
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of
 /// their own (see [`Sqlite`]).
@@ -44,6 +46,8 @@ pub enum DbError {
     Database(#[from] sqlx::Error),
     #[error("migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("database error: {0}")]
+    Here(#[from] rusqlite::Error),
     #[error("cannot create the database folder {path}: {source}")]
     Folder { path: String, source: std::io::Error },
 }
@@ -72,6 +76,9 @@ pub enum Db {
 pub struct Sqlite {
     pub write: Connections,
     pub read: Connections,
+    /// The file read on the calling thread ([`Here`]); none for an in-memory database, whose one
+    /// connection is the database.
+    pub here: Option<Here>,
 }
 
 /// Which database the handle talks to.
@@ -279,14 +286,14 @@ impl Db {
         }
         let write = Connections::open(sqlite_options(path), 1).await?;
         let read = Connections::open(sqlite_options(path), POOL_SIZE).await?;
-        Ok(Db::Sqlite(Sqlite { write, read }))
+        Ok(Db::Sqlite(Sqlite { write, read, here: Some(Here::new(path)) }))
     }
 
     /// An in-memory database: one connection, since each one would be a database of its own.
     pub async fn in_memory() -> Result<Db, DbError> {
         let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true).row_buffer_size(ROW_BUFFER);
         let pool = Connections::open(options, 1).await?;
-        Ok(Db::Sqlite(Sqlite { write: pool.clone(), read: pool }))
+        Ok(Db::Sqlite(Sqlite { write: pool.clone(), read: pool, here: None }))
     }
 
     /// Applies the owner's migrations that are not applied yet.

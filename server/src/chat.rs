@@ -548,9 +548,14 @@ impl ChatService {
 
     /// A recorded answer or decision that sat past the grace period may have lost its job.
     fn may_need_reconcile(&self, row: &Conversation) -> bool {
-        let age = db::now().saturating_sub(row.updated_at);
+        self.past_grace(row.status, row.recorded.is_some(), row.updated_at)
+    }
+
+    /// [`Self::may_need_reconcile`] from the poll's narrow read of the row.
+    fn past_grace(&self, status: ConversationStatus, recorded: bool, updated_at: i64) -> bool {
+        let age = db::now().saturating_sub(updated_at);
         let grace = i64::try_from(self.reconcile_grace.as_secs()).unwrap_or(i64::MAX);
-        row.status == ConversationStatus::Processing && row.recorded.is_some() && age >= grace
+        status == ConversationStatus::Processing && recorded && age >= grace
     }
 
     /// Hands a recorded answer or decision back when no worker took it: the conversation has been
@@ -781,22 +786,21 @@ impl ChatBackend for ChatService {
             let user = crate::auth::current_user(user);
             return Ok(whole_poll(self.view_from(&user, read, user.language.unwrap_or(browser_lang)).await?));
         }
-        let Some(snapshot) = self.store.poll_snapshot(&hash, id).await.map_err(internal)? else {
+        let Some(head) = self.store.poll_head(&hash, id).await.map_err(internal)? else {
             return refused().await;
         };
-        let (user, row) = (crate::auth::current_user(snapshot.user), snapshot.conversation);
+        let user = crate::auth::current_user(head.user);
         // Only a working turn takes the fast path: a pause must reach the client with its question
         // or card on the first poll that sees it, and a candidate for reconcile must be looked at.
-        if after > 0
-            && row.status == ConversationStatus::Processing
-            && !self.may_need_reconcile(&row)
-            && usize::try_from(snapshot.messages).is_ok_and(|total| total == after)
+        if head.status == ConversationStatus::Processing
+            && !self.past_grace(head.status, head.recorded, head.updated_at)
+            && usize::try_from(head.messages).is_ok_and(|total| total == after)
         {
             let status = status_view(ConversationStatus::Processing);
             return Ok(PollView { status, total: after, conversation: None });
         }
         let lang = user.language.unwrap_or(browser_lang);
-        Ok(whole_poll(self.view_of(&user, &row.id, lang).await?))
+        Ok(whole_poll(self.view_of(&user, id, lang).await?))
     }
 
     async fn conversation(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {

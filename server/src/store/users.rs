@@ -62,6 +62,18 @@ impl SessionUser {
     pub fn role(&self) -> Role {
         granted_role(&self.role)
     }
+
+    /// The user from a row read on the calling thread (`db::Here`), by the names
+    /// `session_user_columns!` gives, as the derived `FromRow` reads them from sqlx's rows.
+    pub(crate) fn from_here(row: &db::rusqlite::Row<'_>) -> db::rusqlite::Result<SessionUser> {
+        Ok(SessionUser {
+            id: row.get("account_id")?,
+            username: row.get("username")?,
+            language: row.get("language")?,
+            role: row.get("role")?,
+            may_approve_own: row.get("may_approve_own")?,
+        })
+    }
 }
 
 impl UserRow {

@@ -377,6 +377,13 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
     );
 
     server.exec("DELETE FROM jobs").await;
+    // A client that has every line, the answer's included, polls: a candidate for reconcile never
+    // takes the fast path, so this poll hands the question back (the answer's line goes) and
+    // brings it.
+    let known = server.store().messages(&id).await.unwrap().len();
+    let (status, poll) = client.call_json("poll", &[("id", &id), ("after", &known.to_string())]).await;
+    assert_eq!((status, &poll["status"]), (200, &json!("awaiting_input")), "{poll}");
+    assert_eq!(poll["conversation"]["messages"], before["messages"]);
     let (_, after) = client.conversation(&id).await;
     assert_eq!(after["status"], "awaiting_input", "{after}");
     assert_eq!(after["messages"], before["messages"]);
