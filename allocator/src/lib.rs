@@ -11,6 +11,14 @@
 //!   pages returned to the system without waiting for the purge delay.
 //!
 //! Both only look at a count of freed bytes, so a quiet process does nothing.
+//!
+//! A burst's last stretch escaped both: what was freed after a worker's last collection and the
+//! background thread's last return, less than [`ENOUGH`], stayed until something allocated again,
+//! and a worker's normal collection passes over its full pages. So once a burst is over (the
+//! freeing stops for one look of the background thread), that thread has every worker collect in
+//! full ([`EVERYONE`]), waking them for it, and then returns what they freed. Measured with the
+//! bench's thousand event streams, eight runs each: the share of their memory still held a second
+//! after they closed read 0 to 16 % before (half the runs above 5 %), 0 to 5 % after.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
@@ -30,11 +38,20 @@ const RETURN_EVERY: Duration = Duration::from_millis(250);
 static FREED: AtomicUsize = AtomicUsize::new(0);
 const FLUSH: usize = 64 * 1024;
 
+/// Raised by the background thread when a burst is over: each worker collects in full at its
+/// next sleep (see the module's documentation).
+static EVERYONE: AtomicUsize = AtomicUsize::new(0);
+/// How long the background thread gives the woken workers to collect before it returns what
+/// they freed.
+const WORKERS_COLLECT: Duration = Duration::from_millis(50);
+
 thread_local! {
     /// Freed on this thread and not yet added to [`FREED`].
     static FREED_HERE: Cell<usize> = const { Cell::new(0) };
     /// [`FREED`] when this thread last collected.
     static COLLECTED_AT: Cell<usize> = const { Cell::new(0) };
+    /// [`EVERYONE`] when this thread last collected in full.
+    static COLLECTED_EVERYONE: Cell<usize> = const { Cell::new(0) };
 }
 
 fn count_free(size: usize) {
@@ -85,6 +102,12 @@ fn collect(force: bool) {
 
 /// For the async runtime's `on_thread_park`: the worker is about to sleep.
 pub fn on_thread_park() {
+    let everyone = EVERYONE.load(Ordering::Relaxed);
+    if COLLECTED_EVERYONE.try_with(|seen| seen.replace(everyone) != everyone).unwrap_or(false) {
+        // Full pages too, which a normal collection passes over.
+        collect(true);
+        return;
+    }
     let freed = FREED.load(Ordering::Relaxed);
     let _ = COLLECTED_AT.try_with(|at| {
         if freed.wrapping_sub(at.get()) >= ENOUGH {
@@ -95,18 +118,31 @@ pub fn on_thread_park() {
 }
 
 /// Starts the thread that returns freed pages to the system (see the module's documentation).
-pub fn return_memory_in_background() -> std::io::Result<()> {
-    std::thread::Builder::new().name("return-memory".into()).spawn(|| {
+/// `wake_workers` wakes each sleeping worker of the async runtime (so that it goes to sleep again,
+/// through [`on_thread_park`]).
+pub fn return_memory_in_background(wake_workers: impl Fn() + Send + 'static) -> std::io::Result<()> {
+    std::thread::Builder::new().name("return-memory".into()).spawn(move || {
         // mimalloc collects nothing for a thread that has never allocated.
         std::hint::black_box(Box::new(0_u64));
         let mut returned_at = FREED.load(Ordering::Relaxed);
+        let (mut looked_at, mut burst) = (returned_at, false);
         loop {
             std::thread::sleep(RETURN_EVERY);
             let freed = FREED.load(Ordering::Relaxed);
             if freed.wrapping_sub(returned_at) >= ENOUGH {
                 returned_at = freed;
+                burst = true;
+                collect(true);
+            } else if burst && freed.wrapping_sub(looked_at) < FLUSH {
+                // The burst is over.
+                burst = false;
+                EVERYONE.fetch_add(1, Ordering::Relaxed);
+                wake_workers();
+                std::thread::sleep(WORKERS_COLLECT);
+                returned_at = FREED.load(Ordering::Relaxed);
                 collect(true);
             }
+            looked_at = freed;
         }
     })?;
     Ok(())

@@ -16,14 +16,16 @@ fn rss_kib() -> u64 {
 
 #[test]
 fn memory_freed_on_workers_that_then_sleep_is_returned() {
-    allocator::return_memory_in_background().expect("the thread starts");
-    // As the server's runtime is built (server/src/main.rs).
+    // As the server's runtime is built and woken (server/src/main.rs).
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .on_thread_park(allocator::on_thread_park)
         .build()
         .unwrap();
+    let handle = runtime.handle().clone();
+    allocator::return_memory_in_background(move || (0..2).for_each(|_| drop(handle.spawn(async {}))))
+        .expect("the thread starts");
     let before = rss_kib();
     // A burst like a thousand open event streams: tasks, each holding buffers, until told to end.
     let (close, _) = tokio::sync::broadcast::channel::<()>(1);

@@ -25,16 +25,19 @@ fn without_transparent_huge_pages() {}
 fn main() -> ExitCode {
     // Before the runtime's threads exist, so nothing of the process is laid out in huge pages.
     without_transparent_huge_pages();
-    if let Err(error) = allocator::return_memory_in_background() {
-        // The server works the same; memory freed after a burst may only stay in the process.
-        eprintln!("freed memory is not returned in the background: {error}");
-    }
-    tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .on_thread_park(allocator::on_thread_park)
         .build()
-        .expect("the async runtime starts")
-        .block_on(serve())
+        .expect("the async runtime starts");
+    let (handle, workers) = (runtime.handle().clone(), runtime.metrics().num_workers());
+    // An empty task per worker: spawned from outside the runtime, each wakes a sleeping one.
+    let wake_workers = move || (0..workers).for_each(|_| drop(handle.spawn(async {})));
+    if let Err(error) = allocator::return_memory_in_background(wake_workers) {
+        // The server works the same; memory freed after a burst may only stay in the process.
+        eprintln!("freed memory is not returned in the background: {error}");
+    }
+    runtime.block_on(serve())
 }
 
 async fn serve() -> ExitCode {
