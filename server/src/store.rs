@@ -907,7 +907,7 @@ impl Store {
     /// A poll's whole read for a client that shows nothing yet: the session's user and the
     /// conversation's snapshot (as [`Store::conversation_snapshot`] reads it), on SQLite in one
     /// batch, so one round trip to the reader's thread instead of two. `None` as for
-    /// [`Store::poll_snapshot`].
+    /// [`Store::poll_head`].
     pub async fn poll_whole(
         &self,
         token_hash: &str,
