@@ -152,12 +152,9 @@ const POLL_HEAD: &str = "SELECT c.status, (SELECT COUNT(*) FROM messages m WHERE
 
 /// [`POLL_HEAD`] read where Tourguide reads it: on SQLite on the request's own thread.
 async fn poll_head(db: &Db, token: &str, id: &str) -> Result<Option<(String, i64)>, db::DbError> {
-    if let Db::Sqlite(db::Sqlite { here: Some(here), .. }) = db {
-        return here.read(|connection| {
-            use db::rusqlite::OptionalExtension;
-            let parameters = db::rusqlite::named_params! { "$1": token, "$2": db::now(), "$3": id };
-            connection.prepare_cached(POLL_HEAD)?.query_row(parameters, |row| Ok((row.get(0)?, row.get(1)?))).optional()
-        });
+    if let Some(here) = db.here() {
+        let parameters = db::rusqlite::named_params! { "$1": token, "$2": db::now(), "$3": id };
+        return here.fetch_optional(POLL_HEAD, parameters, |row| Ok((row.get(0)?, row.get(1)?)));
     }
     Ok(on_read!(db, pool => sqlx::query_as(POLL_HEAD).bind(token).bind(db::now()).bind(id).fetch_optional(pool).await)?)
 }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 pub use rusqlite;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::DbError;
 
@@ -63,6 +63,17 @@ impl Here {
             Ok(read(&open[index].1)?)
         })
     }
+
+    /// The one row of `sql` with `parameters`, if any, read by `row`: the point read this is for,
+    /// its statement prepared once per thread's connection.
+    pub fn fetch_optional<T>(
+        &self,
+        sql: &str,
+        parameters: impl rusqlite::Params,
+        row: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Option<T>, DbError> {
+        self.read(|connection| connection.prepare_cached(sql)?.query_row(parameters, row).optional())
+    }
 }
 
 /// A reading connection: a busy timeout ([`BUSY_TIMEOUT`]) and no writes (`query_only`). Journal
@@ -87,8 +98,7 @@ mod tests {
     }
 
     fn lines(here: &Here) -> i64 {
-        here.read(|connection| connection.prepare_cached("SELECT COUNT(*) FROM lines")?.query_row([], |row| row.get(0)))
-            .unwrap()
+        here.fetch_optional("SELECT COUNT(*) FROM lines", [], |row| row.get(0)).unwrap().expect("a count")
     }
 
     async fn write(db: &Db, sql: &str) {

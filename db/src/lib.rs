@@ -271,6 +271,14 @@ impl Db {
         Ok(Db::Postgres(pool))
     }
 
+    /// The SQLite file's reader on the calling thread ([`Here`]); none on PostgreSQL or in memory.
+    pub fn here(&self) -> Option<&Here> {
+        match self {
+            Db::Sqlite(Sqlite { here, .. }) => here.as_ref(),
+            Db::Postgres(_) => None,
+        }
+    }
+
     pub fn backend(&self) -> Backend {
         match self {
             Db::Sqlite(_) => Backend::Sqlite,

@@ -252,12 +252,12 @@ enum NewTurn<'a> {
     Edit { message_id: i64, content: &'a str },
 }
 
-/// The status as the page shows it.
 /// A poll's answer that carries the whole conversation.
 fn whole_poll(view: ConversationView) -> PollView {
     PollView { status: view.status, total: view.messages.len(), conversation: Some(view) }
 }
 
+/// The status as the page shows it.
 fn status_view(status: ConversationStatus) -> app::model::ConversationStatus {
     match status {
         ConversationStatus::Idle => app::model::ConversationStatus::Idle,
@@ -548,14 +548,16 @@ impl ChatService {
 
     /// A recorded answer or decision that sat past the grace period may have lost its job.
     fn may_need_reconcile(&self, row: &Conversation) -> bool {
-        self.past_grace(row.status, row.recorded.is_some(), row.updated_at)
+        row.status == ConversationStatus::Processing && self.past_grace(row.recorded.is_some(), row.updated_at)
     }
 
-    /// [`Self::may_need_reconcile`] from the poll's narrow read of the row.
-    fn past_grace(&self, status: ConversationStatus, recorded: bool, updated_at: i64) -> bool {
+    /// Whether an answer or decision is recorded (`recorded`) and the row, last changed at
+    /// `updated_at`, sat past the grace period: with the status `processing`, what
+    /// [`Self::may_need_reconcile`] asks, apart so the poll can ask it of its narrow read.
+    fn past_grace(&self, recorded: bool, updated_at: i64) -> bool {
         let age = db::now().saturating_sub(updated_at);
         let grace = i64::try_from(self.reconcile_grace.as_secs()).unwrap_or(i64::MAX);
-        status == ConversationStatus::Processing && recorded && age >= grace
+        recorded && age >= grace
     }
 
     /// Hands a recorded answer or decision back when no worker took it: the conversation has been
@@ -793,7 +795,7 @@ impl ChatBackend for ChatService {
         // Only a working turn takes the fast path: a pause must reach the client with its question
         // or card on the first poll that sees it, and a candidate for reconcile must be looked at.
         if head.status == ConversationStatus::Processing
-            && !self.past_grace(head.status, head.recorded, head.updated_at)
+            && !self.past_grace(head.recorded, head.updated_at)
             && usize::try_from(head.messages).is_ok_and(|total| total == after)
         {
             let status = status_view(ConversationStatus::Processing);

@@ -224,12 +224,17 @@ fn corrupt(what: &str, id: &str, value: &str) -> StoreError {
     StoreError::Corrupt(format!("{what} {value:?} of conversation {id}"))
 }
 
+/// The stored status of conversation `id`; one this build does not know is refused.
+fn status_of(id: &str, stored: &str) -> Result<ConversationStatus, StoreError> {
+    ConversationStatus::parse(stored).ok_or_else(|| corrupt("status", id, stored))
+}
+
 impl TryFrom<ConversationRow> for Conversation {
     type Error = StoreError;
 
     fn try_from(row: ConversationRow) -> Result<Self, StoreError> {
         let id = row.id;
-        let status = ConversationStatus::parse(&row.status).ok_or_else(|| corrupt("status", &id, &row.status))?;
+        let status = status_of(&id, &row.status)?;
         let error = match row.error_code.as_deref() {
             None => None,
             Some(code) => Some(ErrorCode::parse(code).ok_or_else(|| corrupt("error code", &id, code))?),
@@ -790,7 +795,7 @@ impl Store {
             on_read!(&self.db, pool => sqlx::query_as(sql).bind(user_id).bind(limit).fetch_all(pool).await)?;
         rows.into_iter()
             .map(|(id, title, status)| {
-                let status = ConversationStatus::parse(&status).ok_or_else(|| corrupt("status", &id, &status))?;
+                let status = status_of(&id, &status)?;
                 Ok(ListedConversation { id, title, status })
             })
             .collect()
@@ -883,18 +888,20 @@ impl Store {
             ", (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count",
             owned_through_session!()
         );
-        let row: Option<PollHeadRow> = match &self.db {
-            Db::Sqlite(db::Sqlite { here: Some(here), .. }) => here.read(|connection| {
-                use db::rusqlite::OptionalExtension;
+        let row: Option<PollHeadRow> = match self.db.here() {
+            Some(here) => {
                 let parameters = db::rusqlite::named_params! { "$1": token_hash, "$2": now(), "$3": id };
-                connection.prepare_cached(SQL)?.query_row(parameters, PollHeadRow::from_here).optional()
-            })?,
-            db => {
-                on_read!(db, pool => sqlx::query_as(SQL).bind(token_hash).bind(now()).bind(id).fetch_optional(pool).await)?
+                here.fetch_optional(SQL, parameters, PollHeadRow::from_here)?
             }
+            None => on_read!(&self.db, pool => sqlx::query_as(SQL)
+                .bind(token_hash)
+                .bind(now())
+                .bind(id)
+                .fetch_optional(pool)
+                .await)?,
         };
         let Some(row) = row else { return Ok(None) };
-        let status = ConversationStatus::parse(&row.status).ok_or_else(|| corrupt("status", id, &row.status))?;
+        let status = status_of(id, &row.status)?;
         Ok(Some(PollHead {
             user: row.user,
             status,
