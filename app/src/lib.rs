@@ -4,6 +4,7 @@
 pub mod api;
 pub mod components;
 pub mod error;
+pub mod form_action;
 pub mod i18n;
 pub mod live_draft;
 pub mod model;
@@ -46,15 +47,29 @@ pub struct SiteFiles {
 
 impl SiteFiles {
     pub fn new(stylesheet: String, script: String, wasm: String) -> SiteFiles {
-        // What Leptos' `HydrationScripts` runs, without its options this app does not use.
+        // What Leptos' island script does, without the wait for an idle moment and the nested
+        // islands this app does not have; then the mark that tests and scripts wait for before
+        // they click (a click on markup not hydrated yet would be a plain form post).
         let hydrate = format!(
-            "import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => mod.hydrate()));"
+            "import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => {{\
+             mod.hydrate();\
+             for (const island of document.querySelectorAll('leptos-island')) {{\
+             const hydrate = mod[island.dataset.component];\
+             if (hydrate) hydrate(island); else console.warn('no WASM for the island', island.dataset.component);\
+             }}\
+             document.body.setAttribute('data-hydrated', 'true');\
+             }}));"
         );
         SiteFiles { stylesheet: stylesheet.into(), script: script.into(), wasm: wasm.into(), hydrate: hydrate.into() }
     }
 }
 
 pub fn shell(options: LeptosOptions, files: SiteFiles) -> impl IntoView {
+    // Islands: only what an `#[island]` renders is hydrated, so only that writes hydration data
+    // (what Leptos' `HydrationScripts` does with `islands=true`).
+    if let Some(context) = Owner::current_shared_context() {
+        context.set_is_hydrating(false);
+    }
     let lang = initial_lang();
     // Under a content security policy, the nonce lets the script run (as Leptos' own does).
     let nonce = use_nonce();
@@ -109,13 +124,6 @@ pub fn use_lang() -> Lang {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     provide_context(initial_lang());
-    // Tests and scripts wait for this marker before they click: a click on markup that has not
-    // hydrated yet would be a plain form post.
-    Effect::new(move |_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
     view! {
         <Title text="Tourguide"/>
         <Router>

@@ -46,7 +46,8 @@ export async function shoot(page: Page, name: string) {
 }
 
 /**
- * Picks the user's language in the header and waits for the reload that follows. Waiting for a
+ * Picks the user's language in the header and waits for the page it leads back to (the header is
+ * not an island: its form is a plain post, answered with a redirect back). Waiting for a
  * text instead races: with a German browser the page may already be German before the choice,
  * and a navigation started then is cut off by the reload.
  */
@@ -56,7 +57,7 @@ export async function pickLanguage(page: Page, code: "EN" | "DE") {
   const saved = page.waitForResponse((response) => response.url().includes("/api/set_language"));
   const reloaded = page.waitForEvent("load");
   await page.getByRole("button", { name: code, exact: true }).click();
-  expect((await saved).ok()).toBe(true);
+  expect((await saved).status()).toBeLessThan(400);
   await reloaded;
   await waitForHydration(page);
   await expect(page.locator("html")).toHaveAttribute("lang", code.toLowerCase());

@@ -4,13 +4,13 @@
 use leptos::ev::MouseEvent;
 use leptos::prelude::*;
 
-use crate::api::Decide;
+use crate::form_action::{FormAction, PostForm};
 use crate::i18n::Text;
 use crate::model::{ApprovalCardView, CardAnswers, CardDecision, ChangeView, DiffKind, DiffView, PreviewView};
 use crate::use_lang;
 
 #[component]
-pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: ServerAction<Decide>) -> impl IntoView {
+pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: FormAction) -> impl IntoView {
     let lang = use_lang();
     let pending = Memo::new(move |_| decide.pending().get());
     let guard = move |event: MouseEvent| {
@@ -88,7 +88,7 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
                     })
                     .collect_view()}
             </ul>
-            <ActionForm action=decide attr:class="card-answers">
+            <PostForm action=decide class="card-answers">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=card.digest/>
                 // In the runs inbox: the run the card belongs to, so the server can tell a card
@@ -96,7 +96,7 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: Ser
                 {card.run.map(|run| view! { <input type="hidden" name="run" value=run/> })}
                 {(!card.needs_reviewer).then(|| button(CardDecision::Approve, approve, "primary"))}
                 {denials}
-            </ActionForm>
+            </PostForm>
         </section>
     }
 }

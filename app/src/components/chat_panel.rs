@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::hooks::{use_location, use_query_map};
+use serde::{Deserialize, Serialize};
 
 use crate::api::{
     poll_conversation, Answer, Decide, DeleteConversation, EditMessage, RemoveAttachment, RenameConversation, Retry,
@@ -12,6 +12,7 @@ use crate::api::{
 };
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
+use crate::form_action::{FormAction, PostForm};
 use crate::i18n::Text;
 use crate::live_draft::LiveDraft;
 use crate::model::{AttachmentView, ConversationStatus, ConversationView, MessageRole, MessageView};
@@ -32,21 +33,44 @@ const RESYNC_AFTER: Duration = Duration::from_millis(300);
 #[derive(Clone, Copy)]
 pub struct ConversationChanged(pub RwSignal<u64>);
 
+/// Where the panel is drawn: the page's address without `?edit=`, and the message that address
+/// opens for editing. The server reads both from the router; a panel is part of an island, which
+/// has no router in the browser, so they reach it as the island's props.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PanelPlace {
+    pub page: String,
+    pub editing: Option<i64>,
+}
+
+impl PanelPlace {
+    /// The place of the page being rendered (called on the server, outside any island).
+    pub fn from_router() -> PanelPlace {
+        let location = leptos_router::hooks::use_location();
+        let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
+        let here = if search.is_empty() { path } else { format!("{path}?{search}") };
+        let editing = leptos_router::hooks::use_query_map()
+            .with_untracked(|query| query.get_str("edit").and_then(|id| id.parse::<i64>().ok()));
+        // The rule a plain form's edit goes back by (`edit_message`), so the two agree.
+        PanelPlace { page: crate::model::without_query_param(&here, "edit"), editing }
+    }
+}
+
 #[component]
-pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl IntoView {
+pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: PanelPlace) -> impl IntoView {
     let lang = use_lang();
-    let send = ServerAction::<SendMessage>::new();
-    let answer = ServerAction::<Answer>::new();
-    let decide = ServerAction::<Decide>::new();
-    let retry = ServerAction::<Retry>::new();
-    let rename = ServerAction::<RenameConversation>::new();
-    let delete = ServerAction::<DeleteConversation>::new();
-    let stop = ServerAction::<StopReply>::new();
-    let edit = ServerAction::<EditMessage>::new();
-    let remove = ServerAction::<RemoveAttachment>::new();
+    let send = FormAction::new::<SendMessage>();
+    let answer = FormAction::new::<Answer>();
+    let decide = FormAction::new::<Decide>();
+    let retry = FormAction::new::<Retry>();
+    let rename = FormAction::new::<RenameConversation>();
+    let delete = FormAction::new::<DeleteConversation>();
+    let stop = FormAction::new::<StopReply>();
+    let edit = FormAction::new::<EditMessage>();
+    let remove = FormAction::new::<RemoveAttachment>();
     // The one message being edited. The page renders its editor only (`?edit=` without WASM):
     // a form under every message of a long conversation made up half of the page's weight.
-    let editing = RwSignal::new(use_query_map().with_untracked(|query| query.get_str("edit")?.parse::<i64>().ok()));
+    let editing = RwSignal::new(place.editing);
+    provide_context(place);
     Effect::new(move |_| {
         if let Some(Ok(())) = edit.value().get() {
             editing.set(None);
@@ -178,15 +202,15 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>) -> impl 
 #[component]
 fn Conversation(
     conversation: ConversationView,
-    answer: ServerAction<Answer>,
-    decide: ServerAction<Decide>,
-    retry: ServerAction<Retry>,
-    rename: ServerAction<RenameConversation>,
-    delete: ServerAction<DeleteConversation>,
-    stop: ServerAction<StopReply>,
-    edit: ServerAction<EditMessage>,
+    answer: FormAction,
+    decide: FormAction,
+    retry: FormAction,
+    rename: FormAction,
+    delete: FormAction,
+    stop: FormAction,
+    edit: FormAction,
     editing: RwSignal<Option<i64>>,
-    remove: ServerAction<RemoveAttachment>,
+    remove: FormAction,
     draft: RwSignal<Option<LiveDraft>>,
     reload: RwSignal<u64>,
 ) -> impl IntoView {
@@ -205,19 +229,19 @@ fn Conversation(
             <h1 class="conversation-title">{conversation.title.clone()}</h1>
             <details class="conversation-actions">
                 <summary>{lang.t(Text::ConversationActions)}</summary>
-                <ActionForm action=rename attr:class="rename">
+                <PostForm action=rename class="rename">
                     <input type="hidden" name="conversation_id" value=rename_id/>
                     <label>
                         {lang.t(Text::Title)}
                         <input type="text" name="title" value=conversation.title.clone() required maxlength="200"/>
                     </label>
                     <button type="submit">{lang.t(Text::Rename)}</button>
-                </ActionForm>
-                <ActionForm action=delete attr:class="delete">
+                </PostForm>
+                <PostForm action=delete class="delete">
                     <input type="hidden" name="conversation_id" value=delete_id/>
                     <p class="hint">{lang.t(Text::DeleteHint)}</p>
                     <button type="submit" class="danger" disabled=working>{lang.t(Text::Delete)}</button>
-                </ActionForm>
+                </PostForm>
             </details>
         </div>
         <ol
@@ -291,12 +315,12 @@ fn Conversation(
                 view! {
                     <div class="working-row">
                         <p class="working" role="status">{lang.t(Text::Working)}</p>
-                        <ActionForm action=stop attr:class="stop">
+                        <PostForm action=stop class="stop">
                             <input type="hidden" name="conversation_id" value=stop_id/>
                             <button type="submit" title=lang.t(Text::StopHint) disabled=move || stop.pending().get()>
                                 {lang.t(Text::Stop)}
                             </button>
-                        </ActionForm>
+                        </PostForm>
                     </div>
                 }
             })}
@@ -310,10 +334,10 @@ fn Conversation(
         {failed
             .then(|| {
                 view! {
-                    <ActionForm action=retry attr:class="retry">
+                    <PostForm action=retry class="retry">
                         <input type="hidden" name="conversation_id" value=id/>
                         <button type="submit">{lang.t(Text::Retry)}</button>
-                    </ActionForm>
+                    </PostForm>
                 }
             })}
     }
@@ -323,7 +347,12 @@ fn size_label(bytes: u64) -> String {
     match bytes {
         0..1024 => format!("{bytes} B"),
         1024..1_048_576 => format!("{} KiB", bytes / 1024),
-        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+        // In tenths, rounded, without formatting a float: that alone brought Rust's float
+        // formatting (`flt2dec`) into the WASM.
+        _ => {
+            let tenths = (bytes * 10 + 524_288) / 1_048_576;
+            format!("{}.{} MiB", tenths / 10, tenths % 10)
+        }
     }
 }
 
@@ -337,7 +366,7 @@ struct MessageLine {
     conversation_id: std::sync::Arc<str>,
     /// Where its "Edit" leads without WASM; none for a line that cannot be edited.
     edit_href: Option<String>,
-    edit: ServerAction<EditMessage>,
+    edit: FormAction,
     editing: RwSignal<Option<i64>>,
 }
 
@@ -474,7 +503,7 @@ fn AttachmentList(files: Vec<AttachmentView>) -> impl IntoView {
                     view! {
                         <li class="attachment">
                             <a href=format!("/ai-chat/attachments/{}", file.id) download>{file.file_name}</a>
-                            <span class="meta">{format!(" {} · {}", file.kind.to_uppercase(), size_label(file.size))}</span>
+                            <span class="meta">{format!(" {} · {}", file.kind.to_ascii_uppercase(), size_label(file.size))}</span>
                             {file.truncated.then(|| view! { <span class="meta">{format!(" · {}", lang.t(Text::TextCut))}</span> })}
                         </li>
                     }
@@ -492,7 +521,7 @@ fn AttachBar(
     conversation_id: String,
     pending: Vec<AttachmentView>,
     limit_mib: u32,
-    remove: ServerAction<RemoveAttachment>,
+    remove: FormAction,
     reload: RwSignal<u64>,
 ) -> impl IntoView {
     let lang = use_lang();
@@ -525,11 +554,11 @@ fn AttachBar(
                                 <li class="attachment">
                                     <span>{file.file_name}</span>
                                     <span class="meta">{format!(" · {}", size_label(file.size))}</span>
-                                    <ActionForm action=remove attr:class="remove-attachment">
+                                    <PostForm action=remove class="remove-attachment">
                                         <input type="hidden" name="conversation_id" value=owner/>
                                         <input type="hidden" name="attachment_id" value=file.id.to_string()/>
                                         <button type="submit">{lang.t(Text::Remove)}</button>
-                                    </ActionForm>
+                                    </PostForm>
                                 </li>
                             }
                         })
@@ -626,12 +655,12 @@ fn MessageEditor(
     message_id: i64,
     content: String,
     decided_after: bool,
-    edit: ServerAction<EditMessage>,
+    edit: FormAction,
     editing: RwSignal<Option<i64>>,
 ) -> impl IntoView {
     let lang = use_lang();
     view! {
-            <ActionForm action=edit attr:class="edit-form">
+            <PostForm action=edit class="edit-form">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="message_id" value=message_id.to_string()/>
                 <label class="visually-hidden" for=format!("edit-{message_id}")>{lang.t(Text::Edit)}</label>
@@ -652,7 +681,7 @@ fn MessageEditor(
                         {lang.t(Text::EditCancel)}
                     </a>
                 </div>
-            </ActionForm>
+            </PostForm>
     }
 }
 
@@ -671,11 +700,7 @@ struct EditLinks {
 
 impl EditLinks {
     fn here() -> EditLinks {
-        let location = use_location();
-        let (path, search) = (location.pathname.get_untracked(), location.search.get_untracked());
-        let here = if search.is_empty() { path } else { format!("{path}?{search}") };
-        // The rule a plain form's edit goes back by (`edit_message`), so the two agree.
-        EditLinks { page: crate::model::without_query_param(&here, "edit") }
+        EditLinks { page: use_context::<PanelPlace>().map(|place| place.page).unwrap_or_default() }
     }
 
     fn to(&self, message_id: Option<i64>) -> String {
@@ -688,7 +713,7 @@ impl EditLinks {
 }
 
 #[component]
-fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl IntoView {
+fn Composer(conversation_id: String, send: FormAction) -> impl IntoView {
     let lang = use_lang();
     let textarea = NodeRef::<leptos::html::Textarea>::new();
     // A sent message leaves the box empty; a refused one keeps the text so nothing is lost.
@@ -701,7 +726,7 @@ fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl In
     });
     let input_id = format!("composer-{conversation_id}");
     view! {
-        <ActionForm action=send attr:class="composer">
+        <PostForm action=send class="composer">
             <input type="hidden" name="conversation_id" value=conversation_id/>
             <label class="visually-hidden" for=input_id.clone()>{lang.t(Text::Message)}</label>
             <textarea
@@ -713,7 +738,7 @@ fn Composer(conversation_id: String, send: ServerAction<SendMessage>) -> impl In
                 placeholder=lang.t(Text::MessagePlaceholder)
             ></textarea>
             <button type="submit" class="primary" disabled=move || send.pending().get()>{lang.t(Text::Send)}</button>
-        </ActionForm>
+        </PostForm>
     }
 }
 

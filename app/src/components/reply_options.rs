@@ -4,7 +4,7 @@
 use leptos::ev::MouseEvent;
 use leptos::prelude::*;
 
-use crate::api::Answer;
+use crate::form_action::{FormAction, PostForm};
 use crate::i18n::Text;
 use crate::model::QuestionView;
 use crate::use_lang;
@@ -26,7 +26,7 @@ fn guard(pending: Memo<bool>) -> impl Fn(MouseEvent) + Clone + 'static {
 }
 
 #[component]
-pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: ServerAction<Answer>) -> impl IntoView {
+pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: FormAction) -> impl IntoView {
     let pending = Memo::new(move |_| answer.pending().get());
     let lang = use_lang();
     let asked_by = question.asked_by.clone().map(|source| {
@@ -61,12 +61,12 @@ fn DeclineButton(
     conversation_id: String,
     digest: String,
     run: Option<String>,
-    answer: ServerAction<Answer>,
+    answer: FormAction,
     pending: Memo<bool>,
 ) -> impl IntoView {
     let lang = use_lang();
     view! {
-        <ActionForm action=answer attr:class="decline-form">
+        <PostForm action=answer class="decline-form">
             <input type="hidden" name="conversation_id" value=conversation_id/>
             <input type="hidden" name="digest" value=digest/>
                 {run_input(run)}
@@ -80,7 +80,7 @@ fn DeclineButton(
             >
                 {lang.t(Text::Decline)}
             </button>
-        </ActionForm>
+        </PostForm>
     }
 }
 
@@ -90,14 +90,14 @@ fn ChoiceButtons(
     digest: String,
     run: Option<String>,
     choice: Choice,
-    answer: ServerAction<Answer>,
+    answer: FormAction,
     pending: Memo<bool>,
 ) -> impl IntoView {
     let lang = use_lang();
     let hint = if choice.free_text_property.is_some() { Text::FreeTextHint } else { Text::MessageEndsQuestion };
     view! {
         <div class="reply-options" role="group" aria-label=lang.t(Text::ReplyOptions) aria-busy=move || pending.get().to_string()>
-            <ActionForm action=answer attr:class="reply-buttons">
+            <PostForm action=answer class="reply-buttons">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=digest/>
                 {run_input(run)}
@@ -120,7 +120,7 @@ fn ChoiceButtons(
                         }
                     })
                     .collect_view()}
-            </ActionForm>
+            </PostForm>
             <p class="hint">{lang.t(hint)}</p>
         </div>
     }
@@ -132,13 +132,13 @@ fn AnswerForm(
     digest: String,
     run: Option<String>,
     form: Form,
-    answer: ServerAction<Answer>,
+    answer: FormAction,
     pending: Memo<bool>,
 ) -> impl IntoView {
     let lang = use_lang();
     view! {
         <div class="reply-options form" role="group" aria-label=lang.t(Text::ReplyOptions)>
-            <ActionForm action=answer attr:class="answer-form">
+            <PostForm action=answer class="answer-form">
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=digest/>
                 {run_input(run)}
@@ -151,7 +151,7 @@ fn AnswerForm(
                 >
                     {lang.t(Text::FormSubmit)}
                 </button>
-            </ActionForm>
+            </PostForm>
             <p class="hint">{lang.t(Text::MessageEndsQuestion)}</p>
         </div>
     }

@@ -4,7 +4,8 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::api::{list_conversations, CreateConversation};
-use crate::components::chat_panel::{ChatPanel, ConversationChanged};
+use crate::components::chat_panel::{ChatPanel, ConversationChanged, PanelPlace};
+use crate::form_action::{FormAction, PostForm};
 use crate::i18n::{Lang, Text};
 use crate::model::{ConversationStatus, ConversationSummary};
 use crate::page_data::{ListCodec, ListData};
@@ -13,10 +14,22 @@ use crate::use_lang;
 
 #[component]
 pub fn ChatPage() -> impl IntoView {
+    let conversation_id = use_params_map().with_untracked(|params| params.get("id"));
+    view! {
+        <div class="app">
+            <Header/>
+            <ChatWorkspace conversation_id place=PanelPlace::from_router()/>
+        </div>
+    }
+}
+
+/// The list of conversations and the open one: the part of the chat page the browser runs.
+#[island]
+fn ChatWorkspace(conversation_id: Option<String>, place: PanelPlace) -> impl IntoView {
+    provide_context(crate::initial_lang());
     let lang = use_lang();
-    let params = use_params_map();
-    let selected = Memo::new(move |_| params.read().get("id"));
-    let create = ServerAction::<CreateConversation>::new();
+    let selected = Signal::stored(conversation_id);
+    let create = FormAction::new::<CreateConversation>();
     let changed = RwSignal::new(0u64);
     provide_context(ConversationChanged(changed));
 
@@ -28,33 +41,27 @@ pub fn ChatPage() -> impl IntoView {
     );
 
     view! {
-        <div class="app">
-            <Header/>
-            <div class="chat-layout">
-                <aside class="sidebar" aria-label=lang.t(Text::Conversations)>
-                    <ActionForm action=create attr:class="new-conversation">
-                        <button type="submit" class="primary">{lang.t(Text::NewConversation)}</button>
-                    </ActionForm>
-                    <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
-                        {move || Suspend::new(async move {
-                            let list = conversations.await;
-                            // Read here, so the list is drawn again when another conversation
-                            // is opened: one subscriber for the list instead of one per entry.
-                            // A hundred of those took a sixth of a long conversation's page.
-                            let current = selected.get();
-                            match list {
-                                Ok(list) => view! { <ConversationList list current/> }.into_any(),
-                                Err(error) => {
-                                    view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
-                                }
+        <div class="chat-layout">
+            <aside class="sidebar" aria-label=lang.t(Text::Conversations)>
+                <PostForm action=create class="new-conversation">
+                    <button type="submit" class="primary">{lang.t(Text::NewConversation)}</button>
+                </PostForm>
+                <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+                    {move || Suspend::new(async move {
+                        let list = conversations.await;
+                        let current = selected.get();
+                        match list {
+                            Ok(list) => view! { <ConversationList list current/> }.into_any(),
+                            Err(error) => {
+                                view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
                             }
-                        })}
-                    </Transition>
-                </aside>
-                <section class="conversation" aria-label=lang.t(Text::Conversation)>
-                    <ChatPanel conversation_id=selected/>
-                </section>
-            </div>
+                        }
+                    })}
+                </Transition>
+            </aside>
+            <section class="conversation" aria-label=lang.t(Text::Conversation)>
+                <ChatPanel conversation_id=selected place/>
+            </section>
         </div>
     }
 }

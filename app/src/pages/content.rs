@@ -6,8 +6,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_params_map, use_query_map};
 
 use crate::api::{get_page, list_pages, StartTour};
-use crate::components::chat_panel::{ChatPanel, ConversationChanged};
+use crate::components::chat_panel::{ChatPanel, ConversationChanged, PanelPlace};
 use crate::error::AppError;
+use crate::form_action::{FormAction, PostForm};
 use crate::i18n::Text;
 use crate::model::{BlockView, PageView};
 use crate::pages::header::Header;
@@ -53,73 +54,78 @@ pub fn PagesPage() -> impl IntoView {
 
 #[component]
 pub fn ContentPage() -> impl IntoView {
+    let page_id = use_params_map().with_untracked(|params| params.get("id").and_then(|id| id.parse::<i64>().ok()));
+    let conversation = use_query_map().with_untracked(|query| query.get("c").filter(|id| !id.is_empty()));
+    view! {
+        <div class="app">
+            <Header/>
+            <ContentWorkspace page_id conversation place=PanelPlace::from_router()/>
+        </div>
+    }
+}
+
+/// The page and the panel beside it: the part of a content page the browser runs.
+#[island]
+fn ContentWorkspace(page_id: Option<i64>, conversation: Option<String>, place: PanelPlace) -> impl IntoView {
+    provide_context(crate::initial_lang());
     let lang = use_lang();
-    let params = use_params_map();
-    let query = use_query_map();
-    let page_id = Memo::new(move |_| params.read().get("id").and_then(|id| id.parse::<i64>().ok()));
-    let conversation = Memo::new(move |_| query.read().get("c").filter(|id| !id.is_empty()));
     let changed = RwSignal::new(0u64);
     provide_context(ConversationChanged(changed));
     let page = Resource::new(
-        move || (page_id.get(), changed.get()),
-        |(id, _)| async move {
-            match id {
+        move || changed.get(),
+        move |_| async move {
+            match page_id {
                 Some(id) => get_page(id).await,
                 None => Err(AppError::NotFound),
             }
         },
     );
-    let start = ServerAction::<StartTour>::new();
+    let start = FormAction::new::<StartTour>();
+    let with_panel = conversation.is_some();
 
     view! {
-        <div class="app">
-            <Header/>
-            <div class="content-layout" class:with-panel=move || conversation.get().is_some()>
-                <main class="content-page">
-                    <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
-                        {move || Suspend::new(async move {
-                            match page.await {
-                                Ok(page) => view! { <PageBody page start/> }.into_any(),
-                                Err(AppError::NotFound) => {
-                                    view! { <p class="error" role="alert">{lang.t(Text::PageNotFound)}</p> }.into_any()
-                                }
-                                Err(error) => {
-                                    view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
-                                }
+        <div class="content-layout" class:with-panel=with_panel>
+            <main class="content-page">
+                <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+                    {move || Suspend::new(async move {
+                        match page.await {
+                            Ok(page) => view! { <PageBody page start/> }.into_any(),
+                            Err(AppError::NotFound) => {
+                                view! { <p class="error" role="alert">{lang.t(Text::PageNotFound)}</p> }.into_any()
                             }
-                        })}
-                    </Transition>
-                </main>
-                {move || {
-                    conversation
-                        .get()
-                        .map(|id| {
-                            view! {
-                                <aside class="floating-chat" aria-label=lang.t(Text::ChatAboutPage)>
-                                    <ChatPanel conversation_id=Signal::derive(move || Some(id.clone()))/>
-                                </aside>
+                            Err(error) => {
+                                view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
                             }
-                        })
-                }}
-            </div>
+                        }
+                    })}
+                </Transition>
+            </main>
+            {conversation
+                .map(|id| {
+                    view! {
+                        <aside class="floating-chat" aria-label=lang.t(Text::ChatAboutPage)>
+                            <ChatPanel conversation_id=Signal::stored(Some(id)) place/>
+                        </aside>
+                    }
+                })}
         </div>
     }
 }
 
 #[component]
-fn PageBody(page: PageView, start: ServerAction<StartTour>) -> impl IntoView {
+fn PageBody(page: PageView, start: FormAction) -> impl IntoView {
     let lang = use_lang();
     view! {
         <article class="site-page" data-page-version=page.version>
             <div class="page-meta">
                 <p class="slug">"/" {page.slug.clone()}</p>
-                <ActionForm action=start attr:class="start-tour">
+                <PostForm action=start class="start-tour">
                     <input type="hidden" name="page_id" value=page.id/>
                     <input type="hidden" name="panel" value="1"/>
                     <button type="submit" class="primary" disabled=move || start.pending().get()>
                         {lang.t(Text::StartTour)}
                     </button>
-                </ActionForm>
+                </PostForm>
             </div>
             <h1 class="page-title" data-field="title">{page.title}</h1>
             <dl class="page-description">

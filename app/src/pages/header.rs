@@ -1,5 +1,6 @@
 //! The top bar of every signed-in page: navigation, the model that answers (labelled when it is
-//! the demo), the language, and sign-out.
+//! the demo), the language, and sign-out. Not an island: its forms are plain posts, answered with
+//! a redirect (back to the page, now in the chosen language; to the sign-in page).
 
 use leptos::prelude::*;
 
@@ -13,12 +14,6 @@ pub fn Header() -> impl IntoView {
     let session = Resource::new(|| (), |_| session_info());
     let logout = ServerAction::<Logout>::new();
     let set_language = ServerAction::<SetLanguage>::new();
-    // Every text on the page is in the old language: load it again in the new one.
-    Effect::new(move |_| {
-        if let Some(Ok(())) = set_language.value().get() {
-            let _ = window().location().reload();
-        }
-    });
     view! {
         <header class="topbar">
             <a class="brand" href="/">{lang.t(Text::AppName)}</a>

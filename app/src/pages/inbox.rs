@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use crate::api::{inbox, Answer, Decide};
 use crate::components::approval_card::ApprovalCard;
 use crate::components::reply_options::ReplyOptions;
+use crate::form_action::FormAction;
 use crate::i18n::Text;
 use crate::model::InboxItemView;
 use crate::pages::header::Header;
@@ -15,8 +16,25 @@ use crate::use_lang;
 #[component]
 pub fn InboxPage() -> impl IntoView {
     let lang = use_lang();
-    let decide = ServerAction::<Decide>::new();
-    let answer = ServerAction::<Answer>::new();
+    view! {
+        <div class="app">
+            <Header/>
+            <main class="inbox">
+                <h1>{lang.t(Text::InboxTitle)}</h1>
+                <p class="lead">{lang.t(Text::InboxLead)}</p>
+                <InboxItems/>
+            </main>
+        </div>
+    }
+}
+
+/// The waiting runs with their cards and questions: the part of the inbox the browser runs.
+#[island]
+fn InboxItems() -> impl IntoView {
+    provide_context(crate::initial_lang());
+    let lang = use_lang();
+    let decide = FormAction::new::<Decide>();
+    let answer = FormAction::new::<Answer>();
     // After every decision or answer the list is read again: the run left it, or came back with
     // the reason it was not taken.
     let items = Resource::new(move || (decide.version().get(), answer.version().get()), |_| inbox());
@@ -25,39 +43,32 @@ pub fn InboxPage() -> impl IntoView {
         failed.map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
     };
     view! {
-        <div class="app">
-            <Header/>
-            <main class="inbox">
-                <h1>{lang.t(Text::InboxTitle)}</h1>
-                <p class="lead">{lang.t(Text::InboxLead)}</p>
-                {refused}
-                <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
-                    {move || Suspend::new(async move {
-                        match items.await {
-                            Ok(inbox) if inbox.items.is_empty() => {
-                                view! { <p class="muted empty-inbox">{lang.t(Text::InboxEmpty)}</p> }.into_any()
-                            }
-                            Ok(inbox) => view! {
-                                <ul class="inbox-items">
-                                    {inbox
-                                        .items
-                                        .into_iter()
-                                        .map(|item| view! { <InboxItem item decide answer/> })
-                                        .collect_view()}
-                                </ul>
-                            }
-                            .into_any(),
-                            Err(error) => view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any(),
-                        }
-                    })}
-                </Transition>
-            </main>
-        </div>
+        {refused}
+        <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+            {move || Suspend::new(async move {
+                match items.await {
+                    Ok(inbox) if inbox.items.is_empty() => {
+                        view! { <p class="muted empty-inbox">{lang.t(Text::InboxEmpty)}</p> }.into_any()
+                    }
+                    Ok(inbox) => view! {
+                        <ul class="inbox-items">
+                            {inbox
+                                .items
+                                .into_iter()
+                                .map(|item| view! { <InboxItem item decide answer/> })
+                                .collect_view()}
+                        </ul>
+                    }
+                    .into_any(),
+                    Err(error) => view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any(),
+                }
+            })}
+        </Transition>
     }
 }
 
 #[component]
-fn InboxItem(item: InboxItemView, decide: ServerAction<Decide>, answer: ServerAction<Answer>) -> impl IntoView {
+fn InboxItem(item: InboxItemView, decide: FormAction, answer: FormAction) -> impl IntoView {
     let lang = use_lang();
     let kind = if item.card.is_some() { Text::InboxWaitsApproval } else { Text::InboxWaitsAnswer };
     let id = item.conversation_id.clone();
