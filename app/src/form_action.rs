@@ -9,6 +9,7 @@
 //! the function's own decoding, the same one a post without WASM meets.
 
 use leptos::prelude::*;
+#[cfg(not(feature = "hydrate"))]
 use leptos::server::ServerActionError;
 use leptos::server_fn::error::ServerFnUrlError;
 use leptos::server_fn::ServerFn;
@@ -29,15 +30,10 @@ pub struct FormAction {
 impl FormAction {
     /// A form for the server function `F`.
     pub fn new<F: ServerFn>() -> FormAction {
-        // After a post without WASM that failed, the page it comes back to says why (the
-        // function's error travels in the address, as with Leptos' own `ServerAction`).
-        let failed = use_context::<ServerActionError>()
-            .filter(|error| error.path() == F::PATH)
-            .map(|error| Err(ServerFnUrlError::<AppError>::decode_err(error.err())));
         FormAction {
             url: F::url(),
             version: RwSignal::new(0),
-            value: RwSignal::new(failed),
+            value: RwSignal::new(failed_post(F::PATH)),
             pending: RwSignal::new(false),
         }
     }
@@ -83,6 +79,24 @@ impl FormAction {
             self.pending.set(false);
         });
     }
+}
+
+/// After a post without WASM that failed, the page it comes back to says why: the function's
+/// error travels in the address (`__path`, `__err`), as with Leptos' own `ServerAction`. The
+/// server's router reads it from the request; in the browser an island has no router, so it reads
+/// the address itself, and both render the same refusal.
+fn failed_post(path: &str) -> Option<Result<(), AppError>> {
+    #[cfg(feature = "hydrate")]
+    let (error, from) = {
+        let query = web_sys::UrlSearchParams::new_with_str(&window().location().search().ok()?).ok()?;
+        (query.get("__err")?, query.get("__path")?)
+    };
+    #[cfg(not(feature = "hydrate"))]
+    let (error, from) = {
+        let error = use_context::<ServerActionError>()?;
+        (error.err().to_string(), error.path().to_string())
+    };
+    (from == path).then(|| Err(ServerFnUrlError::<AppError>::decode_err(&error)))
 }
 
 /// Posts `body` to the function at `url` and reads its answer: success, its error, or a move to

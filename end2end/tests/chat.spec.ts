@@ -156,6 +156,32 @@ test("a wrong password is refused with a message", async ({ page }) => {
   await expect(page).toHaveURL(/\/login$/);
 });
 
+test("a plain post's refusal shows on the page it goes back to, which hydrates with it", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await signIn(page);
+  await newConversation(page, "Hello there");
+  await expect(page.locator(".messages .message.assistant")).toContainText("Hello there");
+  const here = page.url();
+  const id = new URL(here).pathname.split("/c/")[1];
+  // What the browser sends for the composer before the WASM runs: a plain form post, here with an
+  // empty message. The answer leads back to the page with the refusal in its address.
+  const posted = await page.request.post("/api/send_message", {
+    form: { conversation_id: id, content: "" },
+    headers: { accept: "text/html", referer: here, origin: new URL(here).origin },
+    maxRedirects: 0,
+  });
+  expect(posted.status()).toBe(302);
+  const back = posted.headers()["location"];
+  expect(back).toContain("__err=");
+  await page.goto(back);
+  await waitForHydration(page);
+  await expect(page.locator(".chat-panel > .error")).toHaveText("The message is empty.");
+  // Hydrated with the same refusal the server drew: the page works.
+  await send(page, "Still here");
+  await expect(page.locator(".messages .message.assistant").last()).toContainText("Still here");
+  expect(errors).toEqual([]);
+});
+
 test.describe("in German", () => {
   test.use({ locale: "de-DE" });
 
