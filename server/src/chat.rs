@@ -409,13 +409,19 @@ impl ChatService {
     }
 
     /// A run the chat moved on from, as the inbox lists it: `None` while a decision given in the
-    /// inbox is on its way to it (not listed), else the refusal of the last one, if any.
-    async fn undecided_in_inbox(&self, run_id: Uuid) -> Result<Option<Option<ErrorCode>>, AppError> {
-        Ok(match self.store.run_decision(run_id).await.map_err(internal)? {
-            Some(decision) if decision.refused.is_none() => None,
-            Some(decision) => Some(decision.refused),
-            None => Some(None),
-        })
+    /// inbox is on its way to it, or once it no longer waits (not listed), else the refusal of the
+    /// last one, if any.
+    async fn undecided_in_inbox(&self, owner: i64, run_id: Uuid) -> Result<Option<Option<ErrorCode>>, AppError> {
+        let refused = match self.store.run_decision(run_id).await.map_err(internal)? {
+            Some(decision) if decision.refused.is_none() => return Ok(None),
+            Some(decision) => decision.refused,
+            None => None,
+        };
+        // The inbox lists the waiting runs before it reads their conversations: a decision or
+        // answer given in the chat may have reached a run since and settled its conversation,
+        // which then reads as moved on from the run. Only a run that still waits now has.
+        let now = self.runtime.run_status(&Actor::user(owner), run_id).await.map_err(runtime_failure)?;
+        Ok(now.is_some_and(RunStatus::is_waiting).then_some(refused))
     }
 
     /// The account, when its changes wait for a reviewer (it may not approve its own).
@@ -434,7 +440,7 @@ impl ChatService {
             // The chat's card, or a card of a run the chat moved on from that no one decided yet.
             let moved_on = row.run_id != Some(view.run_id);
             let error = if moved_on {
-                let Some(refused) = self.undecided_in_inbox(view.run_id).await? else { continue };
+                let Some(refused) = self.undecided_in_inbox(row.user_id, view.run_id).await? else { continue };
                 refused
             } else if row.status == ConversationStatus::AwaitingApproval {
                 None
@@ -946,7 +952,7 @@ impl ChatBackend for ChatService {
             }
             let moved_on = row.run_id != Some(view.run_id);
             let error = if moved_on {
-                let Some(refused) = self.undecided_in_inbox(view.run_id).await? else { continue };
+                let Some(refused) = self.undecided_in_inbox(row.user_id, view.run_id).await? else { continue };
                 refused
             } else if row.status.is_waiting() {
                 row.error
