@@ -4,9 +4,10 @@
 //!
 //! Leptos' `ActionForm` with a `ServerAction` does the same by way of the function's typed
 //! arguments: it decodes the form into them and encodes them again (`serde_qs`), and carries a
-//! typed client for each function. Per function that was code in the WASM: for the twelve forms
-//! of the islands 35 KiB of the bundle (brotli, 265 → 230 KiB). The server decodes what arrives in one place either way,
-//! the function's own decoding, the same one a post without WASM meets.
+//! typed client for each function. Per function that was code in the WASM: for the twelve
+//! functions the islands post to, 35 KiB of the bundle (brotli, 265 → 230 KiB). The server decodes
+//! what arrives in one place either way, the function's own decoding, the same one a post without
+//! WASM meets.
 
 use leptos::prelude::*;
 #[cfg(not(feature = "hydrate"))]

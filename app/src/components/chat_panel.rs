@@ -36,7 +36,7 @@ pub struct ConversationChanged(pub RwSignal<u64>);
 /// Where the panel is drawn: the page's address without `?edit=`, and the message that address
 /// opens for editing. The server reads both from the router; a panel is part of an island, which
 /// has no router in the browser, so they reach it as the island's props.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PanelPlace {
     pub page: String,
     pub editing: Option<i64>,
@@ -52,6 +52,22 @@ impl PanelPlace {
             .with_untracked(|query| query.get_str("edit").and_then(|id| id.parse::<i64>().ok()));
         // The rule a plain form's edit goes back by (`edit_message`), so the two agree.
         PanelPlace { page: crate::model::without_query_param(&here, "edit"), editing }
+    }
+
+    /// The place of the panel around the caller (the panel provides it).
+    fn here() -> PanelPlace {
+        use_context::<PanelPlace>().unwrap_or_default()
+    }
+
+    /// This page with `?edit=` set to `message_id` (or dropped), its other parameters kept (the
+    /// panel beside a content page lives at `/pages/{id}?c=…`): how the editor opens and closes
+    /// without WASM.
+    fn edit_href(&self, message_id: Option<i64>) -> String {
+        let page = &self.page;
+        match message_id {
+            Some(id) => format!("{page}{}edit={id}#m{id}", if page.contains('?') { '&' } else { '?' }),
+            None => page.clone(),
+        }
     }
 }
 
@@ -219,7 +235,8 @@ fn Conversation(
     let (rename_id, delete_id, question_id, card_id) = (id.clone(), id.clone(), id.clone(), id.clone());
     let (stop_id, attach_id) = (id.clone(), id.clone());
     let edit_id: std::sync::Arc<str> = id.as_str().into();
-    let edit_links = EditLinks::here();
+    // Read once for the whole transcript, not for every message.
+    let place = PanelPlace::here();
     let (pending, limit_mib) = (conversation.pending_attachments.clone(), conversation.attachment_limit_mib);
     let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
     let working = conversation.status == ConversationStatus::Processing;
@@ -265,7 +282,7 @@ fn Conversation(
                         who,
                         lang,
                         conversation_id: edit_id.clone(),
-                        edit_href: (message.editable && !working).then(|| edit_links.to(Some(message.id))),
+                        edit_href: (message.editable && !working).then(|| place.edit_href(Some(message.id))),
                         edit,
                         editing,
                     };
@@ -672,7 +689,7 @@ fn MessageEditor(
                         {lang.t(Text::EditSubmit)}
                     </button>
                     <a
-                        href=edit_href(None)
+                        href=PanelPlace::here().edit_href(None)
                         on:click=move |event| {
                             event.prevent_default();
                             editing.set(None);
@@ -682,33 +699,6 @@ fn MessageEditor(
                     </a>
                 </div>
             </PostForm>
-    }
-}
-
-/// This page with `?edit=` set to `message_id` (or dropped), its other parameters kept (the panel
-/// beside a content page lives at `/pages/{id}?c=…`): how the editor opens and closes without WASM.
-fn edit_href(message_id: Option<i64>) -> String {
-    EditLinks::here().to(message_id)
-}
-
-/// This page without `?edit=`, found once for a whole transcript: asking the router for every
-/// message took a twentieth of a long conversation's render.
-#[derive(Clone)]
-struct EditLinks {
-    page: String,
-}
-
-impl EditLinks {
-    fn here() -> EditLinks {
-        EditLinks { page: use_context::<PanelPlace>().map(|place| place.page).unwrap_or_default() }
-    }
-
-    fn to(&self, message_id: Option<i64>) -> String {
-        let page = &self.page;
-        match message_id {
-            Some(id) => format!("{page}{}edit={id}#m{id}", if page.contains('?') { '&' } else { '?' }),
-            None => page.clone(),
-        }
     }
 }
 
