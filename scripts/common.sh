@@ -38,6 +38,17 @@ ensure_cargo_fuzz() {
   fi
 }
 
+CARGO_AUDIT_VERSION="0.22.2"
+
+# Into cargo's own bin folder, not the checkout: a fresh clone (as CI makes) does not build it again.
+ensure_cargo_audit() {
+  # It names itself "cargo-audit-audit 0.22.2".
+  if [[ "$(cargo audit --version 2>/dev/null)" != *" $CARGO_AUDIT_VERSION" ]]; then
+    step "installing cargo-audit $CARGO_AUDIT_VERSION where cargo installs tools (about 4 minutes, once)"
+    cargo install cargo-audit --version "$CARGO_AUDIT_VERSION" --locked --no-default-features
+  fi
+}
+
 ensure_chromium() {
   if ! command -v chromium >/dev/null 2>&1; then
     step "installing Debian's chromium"
