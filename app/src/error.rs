@@ -1,12 +1,22 @@
 //! The one error type the UI sees. Each variant maps to an HTTP status at the edge.
+//!
+//! On the wire (the body of every server function's error, and the `__err` of a plain form post
+//! that failed) an error is its stable code and the sentence for the reader, e.g.
+//! `{"code":"unauthenticated","message":"Please sign in first."}`; `Invalid` adds the sentence's
+//! name (`reason`), so the client reads back the same error. Nothing else crosses: a framework
+//! error's detail (which may name a field, a type or a value) goes to the server's log only.
+
+use std::fmt;
 
 use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
-use serde::{Deserialize, Serialize};
+use serde::de::{self, IgnoredAny, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::i18n::{Lang, Text};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
     #[error("Please sign in first")]
     Unauthenticated,
@@ -50,9 +60,37 @@ pub enum AppError {
     /// Four-eyes: the reader may not approve their own change; a reviewer decides it.
     #[error("this change waits for a reviewer")]
     NeedsReviewer,
-    #[error("The request could not be completed: {0}")]
-    ServerFn(ServerFnErrorErr),
+    /// The framework could not read the function's arguments (missing, malformed).
+    #[error("the request is missing a field or a field has the wrong form")]
+    BadRequest,
+    /// The request or its answer did not get through (the network, or the framework elsewhere).
+    #[error("the request could not be completed")]
+    Transport,
 }
+
+/// Every error without a payload, for reading a code back.
+const PLAIN: [AppError; 20] = [
+    AppError::Unauthenticated,
+    AppError::BadCredentials,
+    AppError::NotFound,
+    AppError::Busy,
+    AppError::Internal,
+    AppError::Unavailable,
+    AppError::NotAwaitingInput,
+    AppError::AnswerNotOffered,
+    AppError::QuestionChanged,
+    AppError::NotAwaitingApproval,
+    AppError::CardChanged,
+    AppError::DecisionInFlight,
+    AppError::ApprovalStillPending,
+    AppError::NotResumable,
+    AppError::NothingToStop,
+    AppError::TooManyAttempts,
+    AppError::Forbidden,
+    AppError::NeedsReviewer,
+    AppError::BadRequest,
+    AppError::Transport,
+];
 
 impl AppError {
     /// The sentence the reader sees, in their language.
@@ -77,8 +115,36 @@ impl AppError {
             AppError::Forbidden => Text::ErrorForbidden,
             AppError::TooManyAttempts => Text::ErrorTooManyAttempts,
             AppError::NeedsReviewer => Text::ErrorNeedsReviewer,
-            AppError::ServerFn(_) => Text::ErrorTransport,
+            AppError::BadRequest => Text::ErrorBadRequest,
+            AppError::Transport => Text::ErrorTransport,
         })
+    }
+
+    /// The stable name a client may act on; the sentence beside it may change.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::Unauthenticated => "unauthenticated",
+            AppError::BadCredentials => "bad_credentials",
+            AppError::NotFound => "not_found",
+            AppError::Invalid(_) => "invalid",
+            AppError::Busy => "busy",
+            AppError::Internal => "internal",
+            AppError::Unavailable => "unavailable",
+            AppError::NotAwaitingInput => "not_awaiting_input",
+            AppError::AnswerNotOffered => "answer_not_offered",
+            AppError::QuestionChanged => "question_changed",
+            AppError::NotAwaitingApproval => "not_awaiting_approval",
+            AppError::CardChanged => "card_changed",
+            AppError::DecisionInFlight => "decision_in_flight",
+            AppError::ApprovalStillPending => "approval_still_pending",
+            AppError::NotResumable => "not_resumable",
+            AppError::NothingToStop => "nothing_to_stop",
+            AppError::TooManyAttempts => "too_many_attempts",
+            AppError::Forbidden => "forbidden",
+            AppError::NeedsReviewer => "needs_reviewer",
+            AppError::BadRequest => "bad_request",
+            AppError::Transport => "transport",
+        }
     }
 
     pub fn status_code(&self) -> u16 {
@@ -97,13 +163,71 @@ impl AppError {
             | AppError::ApprovalStillPending
             | AppError::NotResumable
             | AppError::NothingToStop => 409,
-            AppError::Internal => 500,
+            AppError::BadRequest => 400,
+            AppError::Internal | AppError::Transport => 500,
             AppError::Unavailable => 503,
-            AppError::ServerFn(ServerFnErrorErr::Args(_))
-            | AppError::ServerFn(ServerFnErrorErr::MissingArg(_))
-            | AppError::ServerFn(ServerFnErrorErr::Deserialization(_)) => 400,
-            AppError::ServerFn(_) => 500,
         }
+    }
+}
+
+/// The language the sentence on the wire is written in: the reader's, while the server answers a
+/// request (the framework writes the error inside the request's context); English elsewhere.
+fn wire_lang() -> Lang {
+    #[cfg(feature = "ssr")]
+    return crate::backend::request_lang();
+    #[cfg(not(feature = "ssr"))]
+    Lang::En
+}
+
+// By hand, as `Text`'s: a derive over twenty variants (and the framework's error inside one)
+// costs the WASM several visitors, and it wrote the variant's name, not a sentence.
+impl Serialize for AppError {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("code", self.code())?;
+        map.serialize_entry("message", self.message(wire_lang()))?;
+        if let AppError::Invalid(text) = self {
+            map.serialize_entry("reason", text)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for AppError {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<AppError, D::Error> {
+        deserializer.deserialize_map(Wire)
+    }
+}
+
+struct Wire;
+
+impl<'de> Visitor<'de> for Wire {
+    type Value = AppError;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an error's code and sentence")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AppError, A::Error> {
+        let mut code: Option<String> = None;
+        let mut reason: Option<Text> = None;
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "code" => code = Some(map.next_value()?),
+                "reason" => reason = Some(map.next_value()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        let code = code.ok_or_else(|| de::Error::missing_field("code"))?;
+        if code == "invalid" {
+            return reason.map(AppError::Invalid).ok_or_else(|| de::Error::missing_field("reason"));
+        }
+        PLAIN
+            .into_iter()
+            .find(|error| error.code() == code)
+            .ok_or_else(|| de::Error::invalid_value(de::Unexpected::Str(&code), &"an error code"))
     }
 }
 
@@ -111,6 +235,66 @@ impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        AppError::ServerFn(value)
+        // On the server these three are the arguments the framework could not read: the client's
+        // fault, said as one sentence; what exactly was wrong is for the log. In the browser a
+        // framework error is the request or its answer not getting through.
+        let arguments = matches!(
+            value,
+            ServerFnErrorErr::Args(_) | ServerFnErrorErr::MissingArg(_) | ServerFnErrorErr::Deserialization(_)
+        );
+        #[cfg(feature = "ssr")]
+        {
+            tracing::warn!(error = %value, "a server function's request was refused by the framework");
+            if arguments {
+                return AppError::BadRequest;
+            }
+        }
+        let _ = arguments;
+        AppError::Transport
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_crosses_the_wire_as_its_code_and_sentence_and_reads_back_the_same() {
+        let mut all = PLAIN.to_vec();
+        all.push(AppError::Invalid(Text::ErrorEmptyMessage));
+        for error in all {
+            let json = serde_json::to_value(error).unwrap();
+            assert_eq!(json["code"], error.code());
+            assert_eq!(json["message"], error.message(Lang::En));
+            assert_eq!(serde_json::from_value::<AppError>(json).unwrap(), error);
+        }
+        assert_eq!(
+            serde_json::to_value(AppError::Invalid(Text::ErrorEmptyMessage)).unwrap(),
+            serde_json::json!({ "code": "invalid", "message": "The message is empty.", "reason": "ErrorEmptyMessage" })
+        );
+        // Every code is the error's own: none reads back as another.
+        let mut codes: Vec<&str> = PLAIN.iter().map(AppError::code).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), PLAIN.len());
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_error_is_refused() {
+        assert!(serde_json::from_str::<AppError>(r#"{"code":"no_such_code","message":"x"}"#).is_err());
+        assert!(serde_json::from_str::<AppError>(r#"{"code":"invalid","message":"x"}"#).is_err());
+        assert!(serde_json::from_str::<AppError>(r#"{"message":"x"}"#).is_err());
+        assert!(serde_json::from_str::<AppError>(r#""Unauthenticated""#).is_err());
+    }
+
+    #[test]
+    fn a_framework_error_keeps_its_detail_to_itself() {
+        let error = AppError::from_server_fn_error(ServerFnErrorErr::Args(
+            "missing field `content` at app::api::SendMessage".to_string(),
+        ));
+        let body = serde_json::to_string(&error).unwrap();
+        assert!(!body.contains("content") && !body.contains("::"), "{body}");
+        #[cfg(feature = "ssr")]
+        assert_eq!(error, AppError::BadRequest);
     }
 }

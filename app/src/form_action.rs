@@ -104,22 +104,20 @@ fn failed_post(path: &str) -> Option<Result<(), AppError>> {
 /// the page it names.
 #[cfg(feature = "hydrate")]
 async fn post(url: &str, body: web_sys::UrlSearchParams) -> Result<(), AppError> {
-    use leptos::server_fn::error::ServerFnErrorErr;
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    let transport = |problem: &str| AppError::ServerFn(ServerFnErrorErr::Request(problem.to_string()));
     let init = web_sys::RequestInit::new();
     init.set_method("POST");
     init.set_body(&body);
-    let headers = web_sys::Headers::new().map_err(|_| transport("headers"))?;
-    headers.set("accept", "application/json").map_err(|_| transport("headers"))?;
+    let headers = web_sys::Headers::new().map_err(|_| AppError::Transport)?;
+    headers.set("accept", "application/json").map_err(|_| AppError::Transport)?;
     init.set_headers(&headers);
     let response = JsFuture::from(window().fetch_with_str_and_init(url, &init))
         .await
         .ok()
         .and_then(|response| response.dyn_into::<web_sys::Response>().ok())
-        .ok_or_else(|| transport("the request did not reach the server"))?;
+        .ok_or(AppError::Transport)?;
     let headers = response.headers();
     // A function that sends the reader elsewhere says so in a header of its own (not a
     // redirect the fetch would follow).
@@ -135,9 +133,7 @@ async fn post(url: &str, body: web_sys::UrlSearchParams) -> Result<(), AppError>
         Ok(text) => JsFuture::from(text).await.ok().and_then(|text| text.as_string()),
         Err(_) => None,
     };
-    Err(text
-        .and_then(|text| serde_json::from_str::<AppError>(&text).ok())
-        .unwrap_or_else(|| transport("the answer could not be read")))
+    Err(text.and_then(|text| serde_json::from_str::<AppError>(&text).ok()).unwrap_or(AppError::Transport))
 }
 
 /// A form that posts to `action`'s function: a plain form before (and without) the WASM.

@@ -11,8 +11,9 @@ use std::time::Duration;
 use runtime::{RegisteredTool, ToolRegistry, ToolSource};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{McpConfig, ServerConfig};
+use crate::config::{McpConfig, Place, ServerConfig};
 use crate::live::LiveCalls;
+use crate::problem::{Failure, Problem};
 use crate::session::Session;
 use crate::tool::McpTool;
 
@@ -21,14 +22,15 @@ const LAST_RETRY: Duration = Duration::from_secs(60);
 /// Idle call connections kept per server; more are closed once their call is done.
 const IDLE_SESSIONS: usize = 2;
 
-/// How a server is doing, for the UI and the logs.
+/// How a server is doing, for the UI. Why it is down is a kind; the library's own words, which
+/// may name the URL with its key, go to the log only (redacted).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
     Starting,
     Ready,
     /// It failed or died; the next attempt comes after `retry_in`.
     Down {
-        problem: String,
+        problem: Problem,
         retry_in: Duration,
     },
 }
@@ -37,6 +39,8 @@ pub enum ServerState {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerView {
     pub name: String,
+    /// Where it is, secrets masked: for an admin's eyes.
+    pub place: Place,
     pub state: ServerState,
     /// Its tools as offered (full names, effects, descriptions).
     pub tools: Vec<Arc<runtime::ToolSpec>>,
@@ -54,8 +58,17 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// A connection for one call: an idle one, or a new one.
+    /// A connection for one call: an idle one, or a new one. `Err` is a sentence for the model
+    /// that names the kind of problem (its detail goes to the log).
     pub async fn take_session(&self) -> Result<Session, String> {
+        self.connect_for_call().await.map_err(|failure| {
+            let problem = failure.detail(&self.config);
+            tracing::warn!(server = %self.config.name, %problem, "no MCP connection for a call");
+            failure.sentence(&self.config)
+        })
+    }
+
+    async fn connect_for_call(&self) -> Result<Session, Failure> {
         loop {
             let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
             match idle {
@@ -72,7 +85,7 @@ impl Server {
                             .peer()
                             .list_all_tools()
                             .await
-                            .map_err(|error| format!("listing tools failed: {error}"))?;
+                            .map_err(|error| Failure::of_request(&error, &self.config))?;
                     }
                     return Ok(session);
                 }
@@ -157,6 +170,7 @@ impl McpHub {
             .iter()
             .map(|server| ServerView {
                 name: server.config.name.clone(),
+                place: server.config.place(),
                 state: server.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone(),
                 tools: server
                     .tools
@@ -243,7 +257,7 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
                         tokio::select! {
                             changed = tools_changed.recv() => {
                                 if changed.is_none() {
-                                    break Err("the connection closed".to_string());
+                                    break Err(Failure::gone(&server.config));
                                 }
                                 if let Err(problem) = list(&inner, &server, &session).await {
                                     break Err(problem);
@@ -252,7 +266,7 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
                             }
                             () = tokio::time::sleep(Duration::from_millis(500)) => {
                                 if session.is_closed() {
-                                    break Err("the server went away".to_string());
+                                    break Err(Failure::gone(&server.config));
                                 }
                             }
                             _ = shutdown.changed() => return,
@@ -263,12 +277,13 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
             }
             Err(problem) => Err(problem),
         };
-        let problem = outcome.err().unwrap_or_else(|| "stopped".to_string());
+        let failure = outcome.err().unwrap_or_else(|| Failure::gone(&server.config));
         // Its tools are not there while it is down: the chat goes on with the others.
         server.publish(BTreeMap::new());
         server.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
-        tracing::warn!(server = %name, %problem, retry_in = ?retry, "MCP server is down");
-        server.set_state(ServerState::Down { problem, retry_in: retry });
+        let problem = failure.detail(&server.config);
+        tracing::warn!(server = %name, kind = ?failure.problem, %problem, retry_in = ?retry, "MCP server is down");
+        server.set_state(ServerState::Down { problem: failure.problem, retry_in: retry });
         tokio::select! {
             () = tokio::time::sleep(retry) => {}
             _ = shutdown.changed() => return,
@@ -281,9 +296,9 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
 /// Lists the server's tools and publishes them under `server.tool`, each checked by the
 /// registry's rules; a tool whose name is taken or whose declaration is unusable is refused
 /// with a log line, the others are offered.
-async fn list(inner: &Arc<Inner>, server: &Arc<Server>, session: &Session) -> Result<(), String> {
+async fn list(inner: &Arc<Inner>, server: &Arc<Server>, session: &Session) -> Result<(), Failure> {
     let listed =
-        session.service.peer().list_all_tools().await.map_err(|error| format!("listing tools failed: {error}"))?;
+        session.service.peer().list_all_tools().await.map_err(|error| Failure::of_request(&error, &server.config))?;
     let mut tools = BTreeMap::new();
     let mut seen = HashMap::new();
     for remote in listed {

@@ -4,7 +4,8 @@
 //! `config` reads the shared `mcpServers` file, `hub` keeps the servers connected and their tools
 //! published (`server.tool`), `effects` reads annotations as effects, `tool` runs a call and turns a
 //! server's question into the runtime's input pause, `live` keeps the calls whose questions wait on
-//! a live connection, `session` is one connection and what we declare on it.
+//! a live connection, `session` is one connection and what we declare on it, `problem` says why a
+//! server is down as a kind and masks the secrets in what the library said.
 //!
 //! Architecture invariant: a tool source beside the built-in tools, nothing more. The runtime
 //! treats MCP tools like any other; the chat never sees MCP.
@@ -13,11 +14,13 @@ pub mod config;
 mod effects;
 mod hub;
 mod live;
+mod problem;
 mod session;
 mod tool;
 
 pub use config::{
-    McpConfig, McpConfigError, ServerConfig, Transport, DEFAULT_CALL_TIMEOUT, DEFAULT_ELICITATION_TIMEOUT,
+    McpConfig, McpConfigError, Place, ServerConfig, Transport, DEFAULT_CALL_TIMEOUT, DEFAULT_ELICITATION_TIMEOUT,
 };
 pub use effects::effect_of;
 pub use hub::{McpHub, ServerState, ServerView};
+pub use problem::{mask_url, redact, Problem};

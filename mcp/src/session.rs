@@ -23,6 +23,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::config::{ServerConfig, Transport};
+use crate::problem::{Failure, Problem};
 
 /// How long connecting (spawning and the handshake) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -95,14 +96,15 @@ impl Session {
         config: &ServerConfig,
         older: &AtomicBool,
         tools_changed: Option<mpsc::UnboundedSender<()>>,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, Failure> {
         let asks: AskSlot = Arc::default();
         let handler = Handler { asks: asks.clone(), tools_changed };
         let attempt = |lifecycle| {
             let handler = handler.clone();
             async move {
                 tokio::time::timeout(CONNECT_TIMEOUT, serve(config, handler, lifecycle)).await.unwrap_or_else(|_| {
-                    Err(Failure::Start(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))
+                    let waited = format!("no answer within {} s", CONNECT_TIMEOUT.as_secs());
+                    Err(Attempt::Start(Failure::new(Problem::TimedOut, waited)))
                 })
             }
         };
@@ -112,7 +114,8 @@ impl Session {
             match attempt(newest_first()).await {
                 // Some servers answer `server/discover` with something that is neither a result
                 // nor "unknown method"; the older handshake alone may still work.
-                Err(Failure::Handshake(problem)) => {
+                Err(Attempt::Handshake(failure)) => {
+                    let problem = failure.detail(config);
                     tracing::info!(server = %config.name, %problem, "the newer MCP handshake failed; trying the older one");
                     let service = attempt(ClientLifecycleMode::Initialize).await;
                     if service.is_ok() {
@@ -123,7 +126,7 @@ impl Session {
                 other => other,
             }
         }
-        .map_err(Failure::into_sentence)?;
+        .map_err(Attempt::failure)?;
         Ok(Session { service, asks })
     }
 
@@ -141,17 +144,16 @@ impl Session {
     }
 }
 
-enum Failure {
+enum Attempt {
     /// Before the protocol began: the process or the address.
-    Start(String),
-    Handshake(String),
+    Start(Failure),
+    Handshake(Failure),
 }
 
-impl Failure {
-    fn into_sentence(self) -> String {
+impl Attempt {
+    fn failure(self) -> Failure {
         match self {
-            Failure::Start(problem) => problem,
-            Failure::Handshake(problem) => format!("the handshake failed: {problem}"),
+            Attempt::Start(failure) | Attempt::Handshake(failure) => failure,
         }
     }
 }
@@ -160,7 +162,7 @@ async fn serve(
     config: &ServerConfig,
     handler: Handler,
     lifecycle: ClientLifecycleMode,
-) -> Result<RunningService<RoleClient, Handler>, Failure> {
+) -> Result<RunningService<RoleClient, Handler>, Attempt> {
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut process = tokio::process::Command::new(command);
@@ -168,10 +170,10 @@ async fn serve(
             if let Some(cwd) = cwd {
                 process.current_dir(cwd);
             }
-            let (transport, stderr) = TokioChildProcess::builder(process)
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .map_err(|error| Failure::Start(format!("cannot start {command:?}: {error}")))?;
+            let (transport, stderr) =
+                TokioChildProcess::builder(process).stderr(std::process::Stdio::piped()).spawn().map_err(|error| {
+                    Attempt::Start(Failure::new(Problem::CannotStart, format!("cannot start {command:?}: {error}")))
+                })?;
             if let Some(stderr) = stderr {
                 // What the server says on stderr belongs in our log, not in the protocol.
                 let server = config.name.clone();
@@ -185,14 +187,15 @@ async fn serve(
             handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|error| Failure::Handshake(error.to_string()))
+                .map_err(|error| Attempt::Handshake(Failure::of_handshake(&error, config)))
         }
         Transport::Http { url, headers } => {
             let mut custom = std::collections::HashMap::new();
             for (name, value) in headers {
+                let misconfigured = |error: String| Attempt::Start(Failure::new(Problem::Misconfigured, error));
                 let name =
-                    http::HeaderName::from_bytes(name.as_bytes()).map_err(|error| Failure::Start(error.to_string()))?;
-                let value = http::HeaderValue::from_str(value).map_err(|error| Failure::Start(error.to_string()))?;
+                    http::HeaderName::from_bytes(name.as_bytes()).map_err(|error| misconfigured(error.to_string()))?;
+                let value = http::HeaderValue::from_str(value).map_err(|error| misconfigured(error.to_string()))?;
                 custom.insert(name, value);
             }
             let transport = StreamableHttpClientTransport::from_config(
@@ -201,7 +204,7 @@ async fn serve(
             handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
-                .map_err(|error| Failure::Handshake(error.to_string()))
+                .map_err(|error| Attempt::Handshake(Failure::of_handshake(&error, config)))
         }
     }
 }

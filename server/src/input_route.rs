@@ -42,12 +42,7 @@ pub(crate) fn reader_lang(user: Option<&CurrentUser>, request_language: Option<&
 
 pub(crate) fn error_response(error: AppError, lang: Lang) -> Response {
     let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let code = serde_json::to_value(&error).ok().map(|value| match value {
-        Value::String(code) => code,
-        Value::Object(map) => map.keys().next().cloned().unwrap_or_default(),
-        _ => String::new(),
-    });
-    (status, Json(json!({ "error": error.message(lang), "code": code }))).into_response()
+    (status, Json(json!({ "error": error.message(lang), "code": error.code() }))).into_response()
 }
 
 pub async fn submit(

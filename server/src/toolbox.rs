@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use app::backend::{CurrentUser, ToolsBackend};
 use app::error::AppError;
-use app::model::{McpServerStatus, McpServerView, ToolEffectView, ToolView, ToolsView};
+use app::model::{McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView, ToolsView};
 use async_trait::async_trait;
-use mcp::{McpHub, ServerState};
+use mcp::{McpHub, Place, Problem, ServerState};
 use runtime::{Runtime, ToolEffect, ToolSpec};
 
 pub struct ToolsService {
@@ -34,9 +34,25 @@ fn view(spec: &ToolSpec) -> ToolView {
     }
 }
 
+fn problem_view(problem: Problem) -> McpProblemView {
+    match problem {
+        Problem::CannotStart => McpProblemView::CannotStart,
+        Problem::Exited => McpProblemView::Exited,
+        Problem::Unreachable => McpProblemView::Unreachable,
+        Problem::Disconnected => McpProblemView::Disconnected,
+        Problem::Refused { status } => McpProblemView::Refused { status },
+        Problem::CredentialsRefused => McpProblemView::CredentialsRefused,
+        Problem::Handshake => McpProblemView::Handshake,
+        Problem::TimedOut => McpProblemView::TimedOut,
+        Problem::Protocol => McpProblemView::Protocol,
+        Problem::Misconfigured => McpProblemView::Misconfigured,
+    }
+}
+
 #[async_trait]
 impl ToolsBackend for ToolsService {
-    async fn tools(&self, _user: &CurrentUser) -> Result<ToolsView, AppError> {
+    /// Everyone sees each server's name, state and tools; only an admin sees where it is (masked).
+    async fn tools(&self, user: &CurrentUser) -> Result<ToolsView, AppError> {
         let built_in = self
             .runtime
             .tools()
@@ -51,11 +67,15 @@ impl ToolsBackend for ToolsService {
             .flat_map(McpHub::servers)
             .map(|server| McpServerView {
                 name: server.name,
+                place: user.admin.then_some(match server.place {
+                    Place::Url(url) => McpPlaceView::Url(url),
+                    Place::Program(program) => McpPlaceView::Program(program),
+                }),
                 status: match server.state {
                     ServerState::Starting => McpServerStatus::Starting,
                     ServerState::Ready => McpServerStatus::Ready,
                     ServerState::Down { problem, retry_in } => {
-                        McpServerStatus::Down { problem, retry_in_seconds: retry_in.as_secs() }
+                        McpServerStatus::Down { problem: problem_view(problem), retry_in_seconds: retry_in.as_secs() }
                     }
                 },
                 tools: server.tools.iter().map(|spec| view(spec)).collect(),

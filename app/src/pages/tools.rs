@@ -1,11 +1,12 @@
 //! The tools the assistant is offered: the built-in ones, and per MCP server its state (connecting,
-//! connected, or down with the reason and the next attempt) and its tools with their effect.
+//! connected, or down with the kind of problem and the next attempt) and its tools with their effect;
+//! an admin also sees where it is (its URL masked, or its program's name).
 
 use leptos::prelude::*;
 
 use crate::api::list_tools;
 use crate::i18n::{Lang, Text};
-use crate::model::{McpServerStatus, McpServerView, ToolEffectView, ToolView};
+use crate::model::{McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView};
 use crate::pages::header::Header;
 use crate::use_lang;
 
@@ -58,9 +59,18 @@ fn McpServer(server: McpServerView, lang: Lang) -> impl IntoView {
         McpServerStatus::Down { problem, retry_in_seconds } => (
             "down",
             lang.t(Text::McpDown),
-            Some(format!("{problem} ({} {retry_in_seconds} {})", lang.t(Text::McpRetryIn), lang.t(Text::Seconds))),
+            Some(format!(
+                "{} ({} {retry_in_seconds} {})",
+                problem_sentence(*problem, lang),
+                lang.t(Text::McpRetryIn),
+                lang.t(Text::Seconds)
+            )),
         ),
     };
+    let place = server.place.clone().map(|place| match place {
+        McpPlaceView::Url(url) => (lang.t(Text::McpAddress), url),
+        McpPlaceView::Program(program) => (lang.t(Text::McpCommand), program),
+    });
     let empty = server.tools.is_empty() && server.status != McpServerStatus::Ready;
     view! {
         <article class="mcp-server" data-server=server.name.clone() data-state=state>
@@ -69,6 +79,7 @@ fn McpServer(server: McpServerView, lang: Lang) -> impl IntoView {
                 " "
                 <span class=format!("status {state}")>{label}</span>
             </h3>
+            {place.map(|(label, place)| view! { <p class="place">{label} ": " <code>{place}</code></p> })}
             {detail.map(|detail| view! { <p class="problem">{detail}</p> })}
             {if empty {
                 view! { <p class="muted">{lang.t(Text::McpNoTools)}</p> }.into_any()
@@ -77,6 +88,23 @@ fn McpServer(server: McpServerView, lang: Lang) -> impl IntoView {
             }}
         </article>
     }
+}
+
+/// The sentence for why a server is down; an HTTP status goes beside it.
+fn problem_sentence(problem: McpProblemView, lang: Lang) -> String {
+    let text = match problem {
+        McpProblemView::CannotStart => Text::McpProblemCannotStart,
+        McpProblemView::Exited => Text::McpProblemExited,
+        McpProblemView::Unreachable => Text::McpProblemUnreachable,
+        McpProblemView::Disconnected => Text::McpProblemDisconnected,
+        McpProblemView::Refused { status } => return format!("{} (HTTP {status})", lang.t(Text::McpProblemRefused)),
+        McpProblemView::CredentialsRefused => Text::McpProblemCredentials,
+        McpProblemView::Handshake => Text::McpProblemHandshake,
+        McpProblemView::TimedOut => Text::McpProblemTimedOut,
+        McpProblemView::Protocol => Text::McpProblemProtocol,
+        McpProblemView::Misconfigured => Text::McpProblemMisconfigured,
+    };
+    lang.t(text).to_string()
 }
 
 #[component]

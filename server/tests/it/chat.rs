@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use crate::harness::{text, BrokenProvider, Client, GatedProvider, TestServer};
+use crate::harness::{refused, text, BrokenProvider, Client, GatedProvider, TestServer};
 
 #[tokio::test]
 async fn a_message_is_answered_by_the_worker() {
@@ -39,7 +39,7 @@ async fn a_second_message_while_the_assistant_works_is_refused_as_busy() {
     assert_eq!(status, 200);
     let (status, error) = client.call_json("send_message", &[("conversation_id", &id), ("content", "second")]).await;
     assert_eq!(status, 409, "{error}");
-    assert_eq!(error, serde_json::json!("Busy"));
+    assert_eq!(error, refused("busy", "The assistant is still working on this conversation."));
 
     let (_, conversation) = client.conversation(&id).await;
     assert_eq!(conversation["status"], "processing");
@@ -138,7 +138,10 @@ async fn bad_messages_get_a_clear_error_and_change_nothing() {
 
     let (status, error) = client.call_json("send_message", &[("conversation_id", &id), ("content", "   ")]).await;
     assert_eq!(status, 422);
-    assert_eq!(error, serde_json::json!({ "Invalid": "ErrorEmptyMessage" }));
+    assert_eq!(
+        error,
+        serde_json::json!({ "code": "invalid", "message": "The message is empty.", "reason": "ErrorEmptyMessage" })
+    );
 
     let long = "x".repeat(server::chat::MAX_MESSAGE_CHARS + 1);
     let (status, _) = client.call_json("send_message", &[("conversation_id", &id), ("content", &long)]).await;
@@ -168,7 +171,13 @@ async fn a_conversation_is_renamed_and_deleted_by_its_owner_only() {
         client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "  Flour orders ")]).await;
     assert_eq!(status, 200);
     let (status, body) = client.call_json("rename_conversation", &[("conversation_id", &id), ("title", "   ")]).await;
-    assert_eq!((status, body), (422, serde_json::json!({ "Invalid": "ErrorEmptyTitle" })));
+    assert_eq!(
+        (status, body),
+        (
+            422,
+            serde_json::json!({ "code": "invalid", "message": "The title must not be empty.", "reason": "ErrorEmptyTitle" })
+        )
+    );
     let (status, _) = intruder.call_json("rename_conversation", &[("conversation_id", &id), ("title", "Mine")]).await;
     assert_eq!(status, 404);
     assert_eq!(client.conversation(&id).await.1["title"], "Flour orders");

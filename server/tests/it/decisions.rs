@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 use server::conversation::ConversationStatus;
 
-use crate::harness::{texts, Client, TestServer};
+use crate::harness::{refused, texts, Client, TestServer};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -56,7 +56,10 @@ async fn approving_the_card_applies_the_write_once() {
 
     // The card is gone; a second decision finds nothing to decide.
     let (status, body) = decide(&client, &id, "whatever", "approve").await;
-    assert_eq!((status, body), (409, json!("NotAwaitingApproval")));
+    assert_eq!(
+        (status, body),
+        (409, refused("not_awaiting_approval", "This conversation is not waiting for an approval."))
+    );
     assert_eq!(effects.titles.lock().unwrap().len(), 1);
     server.stop().await;
 }
@@ -88,14 +91,32 @@ async fn crafted_decisions_are_refused_and_change_nothing() {
     let (id, before) = card(&client, None).await;
     let digest = digest(&before);
 
-    assert_eq!(decide(&client, &id, "stale", "approve").await, (409, json!("CardChanged")));
+    assert_eq!(
+        decide(&client, &id, "stale", "approve").await,
+        (
+            409,
+            refused(
+                "card_changed",
+                "The card changed after it was shown, so nothing was carried out. Check the card and decide again."
+            )
+        )
+    );
     assert_eq!(decide(&client, &id, &digest, "delete-all").await.0, 422);
     let intruder = server.signed_in("mallory").await;
     assert_eq!(decide(&intruder, &id, &digest, "approve").await.0, 404);
     // "weiter" while the card waits is a hint to decide on the card, not a new turn.
     let (status, body) =
         client.call_json("send_message", &[("conversation_id", &id), ("content", "Ok, weiter bitte")]).await;
-    assert_eq!((status, body), (409, json!("ApprovalStillPending")));
+    assert_eq!(
+        (status, body),
+        (
+            409,
+            refused(
+                "approval_still_pending",
+                "This step is still waiting for a decision. Decide on the card — a message does not approve it."
+            )
+        )
+    );
 
     let (_, after) = client.conversation(&id).await;
     assert_eq!(after["status"], "awaiting_approval");
@@ -287,7 +308,7 @@ async fn a_message_while_the_process_run_is_carried_on_elsewhere_is_refused_as_b
 
     let (status, body) =
         client.call_json("send_message", &[("conversation_id", &id), ("content", "stop, something else")]).await;
-    assert_eq!((status, body), (409, json!("Busy")));
+    assert_eq!((status, body), (409, refused("busy", "The assistant is still working on this conversation.")));
     let after = server.store().conversation(&id).await.unwrap().unwrap();
     assert_eq!(after.status, ConversationStatus::AwaitingApproval, "the claim was given back");
     assert_eq!(after.run_id, row.run_id);
@@ -328,7 +349,7 @@ async fn a_message_is_refused_when_the_waiting_process_run_cannot_be_read() {
     server.exec("ALTER TABLE runs RENAME TO runs_away").await;
     let (status, body) =
         client.call_json("send_message", &[("conversation_id", &id), ("content", "something else")]).await;
-    assert_eq!((status, body), (503, json!("Unavailable")));
+    assert_eq!((status, body), (503, refused("unavailable", "It could not be checked whether the assistant still waits here, so nothing was changed. Please try again in a moment.")));
     let after = server.store().conversation(&id).await.unwrap().unwrap();
     assert_eq!(after.status, ConversationStatus::AwaitingApproval, "the claim was given back");
     assert_eq!(after.run_id, Some(run_id));

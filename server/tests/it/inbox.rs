@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::{text, texts, Client, TestServer};
+use crate::harness::{refused, text, texts, Client, TestServer};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -98,17 +98,35 @@ async fn a_card_the_chat_moved_on_from_is_decided_in_the_inbox_and_its_answer_jo
     // Bad input changes nothing: a wrong digest, an unknown run, someone else's conversation.
     let mut stale = items[0].clone();
     stale["card"]["digest"] = json!("0".repeat(64));
-    assert_eq!(decide_in_inbox(&client, &stale, "approve").await, (409, json!("CardChanged")));
+    assert_eq!(
+        decide_in_inbox(&client, &stale, "approve").await,
+        (
+            409,
+            refused(
+                "card_changed",
+                "The card changed after it was shown, so nothing was carried out. Check the card and decide again."
+            )
+        )
+    );
     let mut unknown = items[0].clone();
     unknown["card"]["run"] = json!(uuid::Uuid::new_v4().to_string());
-    assert_eq!(decide_in_inbox(&client, &unknown, "approve").await, (404, json!("NotFound")));
+    assert_eq!(
+        decide_in_inbox(&client, &unknown, "approve").await,
+        (404, refused("not_found", "Conversation not found."))
+    );
     let other_conversation = client.create_conversation().await;
     let mut elsewhere = items[0].clone();
     elsewhere["conversation_id"] = json!(other_conversation);
-    assert_eq!(decide_in_inbox(&client, &elsewhere, "approve").await, (404, json!("NotFound")));
+    assert_eq!(
+        decide_in_inbox(&client, &elsewhere, "approve").await,
+        (404, refused("not_found", "Conversation not found."))
+    );
     let stranger = server.signed_in("mallory").await;
     assert!(inbox(&stranger).await.is_empty(), "another user's runs are not listed");
-    assert_eq!(decide_in_inbox(&stranger, &items[0], "approve").await, (404, json!("NotFound")));
+    assert_eq!(
+        decide_in_inbox(&stranger, &items[0], "approve").await,
+        (404, refused("not_found", "Conversation not found."))
+    );
     assert!(effects.titles.lock().unwrap().is_empty());
 
     // Approved in the inbox: the write runs once and its answer joins the chat, marked.
@@ -123,7 +141,10 @@ async fn a_card_the_chat_moved_on_from_is_decided_in_the_inbox_and_its_answer_jo
     assert_eq!(conversation["status"], "idle", "the chat's own state is untouched");
 
     // Decided is decided: the same card again finds nothing waiting.
-    assert_eq!(decide_in_inbox(&client, &items[0], "approve").await, (409, json!("NotAwaitingApproval")));
+    assert_eq!(
+        decide_in_inbox(&client, &items[0], "approve").await,
+        (409, refused("not_awaiting_approval", "This conversation is not waiting for an approval."))
+    );
     assert_eq!(effects.titles.lock().unwrap().len(), 1);
     server.stop().await;
 }
@@ -158,7 +179,14 @@ async fn a_question_the_chat_moved_on_from_is_answered_in_the_inbox_with_the_cha
             client.call_json("answer", &borrowed).await
         }
     };
-    assert_eq!(call(answer("\"Footer\"")).await, (422, json!("AnswerNotOffered")), "not an offered option");
+    assert_eq!(
+        call(answer("\"Footer\"")).await,
+        (
+            422,
+            refused("answer_not_offered", "This answer does not fit the question. Choose one of the answers offered.")
+        ),
+        "not an offered option"
+    );
     let (status, body) = call(answer("\"Images\"")).await;
     assert_eq!(status, 200, "{body}");
     gone_from_inbox(&client, run).await;

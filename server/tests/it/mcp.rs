@@ -283,7 +283,7 @@ async fn a_server_that_cannot_start_is_shown_down_and_the_chat_goes_on() {
         let (_, tools) = client.call_json("tools", &[]).await;
         let broken = tools["servers"].as_array().unwrap().iter().find(|server| server["name"] == "broken").unwrap();
         if broken["status"]["state"] == "down" {
-            assert!(broken["status"]["problem"].as_str().unwrap().contains("cannot start"), "{broken}");
+            assert_eq!(broken["status"]["problem"], json!({ "kind": "cannot_start" }), "{broken}");
             assert!(broken["tools"].as_array().unwrap().is_empty());
             break;
         }
@@ -298,6 +298,70 @@ async fn a_server_that_cannot_start_is_shown_down_and_the_chat_goes_on() {
     assert_eq!(texts(&conversation).last().unwrap(), "Noted. Echo: still here");
     // The built-in tools are listed beside them.
     assert!(tools["built_in"].as_array().unwrap().iter().any(|tool| tool["name"] == "ask_choice"), "{tools}");
+    server.stop().await;
+}
+
+/// Polls the tools as `client` sees them until `name` is down; that server's entry.
+async fn down(client: &Client, name: &str) -> Value {
+    for _ in 0..300 {
+        let (status, tools) = client.call_json("tools", &[]).await;
+        assert_eq!(status, 200, "{tools}");
+        let server = tools["servers"].as_array().unwrap().iter().find(|server| server["name"] == name).unwrap().clone();
+        if server["status"]["state"] == "down" {
+            return server;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{name} never went down");
+}
+
+#[tokio::test]
+async fn an_editor_sees_why_a_server_is_down_and_only_an_admin_sees_where_it_is_masked() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = TestServer::start_with_mcp(json!({ "mcpServers": {
+        "remote": { "url": format!("http://ann:pa55word@127.0.0.1:{port}/mcp?api_key=s3cret-key"),
+                    "headers": { "Authorization": "Bearer tok-0123456789" } },
+        "local": { "command": "/nonexistent/bin/lookup-server", "args": ["--token", "arg-s3cret"],
+                   "env": { "API_TOKEN": "env-s3cret" } },
+    } }))
+    .await;
+    let secrets = ["s3cret", "pa55word", "tok-0123456789", "ann:", "--token", "/nonexistent", "::"];
+
+    let editor = server.signed_in("ed").await;
+    let remote = down(&editor, "remote").await;
+    assert_eq!(remote["status"]["problem"], json!({ "kind": "unreachable" }), "{remote}");
+    assert_eq!(remote["place"], Value::Null, "{remote}");
+    let local = down(&editor, "local").await;
+    assert_eq!(local["status"]["problem"], json!({ "kind": "cannot_start" }), "{local}");
+    assert_eq!(local["place"], Value::Null, "{local}");
+    let (_, listed) = editor.call_json("tools", &[]).await;
+    let page = editor.http.get(format!("{}/tools", server.base)).send().await.unwrap().text().await.unwrap();
+    for secret in secrets.iter().chain(&["127.0.0.1:", "lookup-server"]) {
+        assert!(!listed.to_string().contains(secret), "{secret} in {listed}");
+        assert!(!page.contains(secret), "{secret} in the page");
+    }
+    assert!(page.contains("Its address could not be reached."), "{page}");
+    assert!(page.contains("Its command could not be started."), "{page}");
+
+    let admin = server.signed_in("demo").await;
+    let remote = down(&admin, "remote").await;
+    assert_eq!(remote["place"], json!({ "url": format!("http://***@127.0.0.1:{port}/mcp?api_key=***") }));
+    let local = down(&admin, "local").await;
+    assert_eq!(local["place"], json!({ "program": "lookup-server" }));
+    let german = admin
+        .http
+        .get(format!("{}/tools", server.base))
+        .header("accept-language", "de")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for secret in secrets {
+        assert!(!german.contains(secret), "{secret} in the admin's page");
+    }
+    assert!(german.contains(&format!("http://***@127.0.0.1:{port}/mcp?api_key=***")), "{german}");
     server.stop().await;
 }
 

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{json, Value};
 use server::conversation::{Recorded, Reply};
 
-use crate::harness::{texts, Client, TestServer};
+use crate::harness::{refused, texts, Client, TestServer};
 use crate::scripted::{services, Effects};
 
 async fn server(effects: &Effects) -> TestServer {
@@ -64,28 +64,38 @@ async fn crafted_answers_get_a_clear_error_and_change_nothing() {
     let (id, before) = asked(&client, "ask me").await;
     let digest = digest(&before);
 
-    // (extra form fields, expected status, expected error)
+    // (extra form fields, expected status, expected error code)
     type Refusal<'a> = (Vec<(&'a str, &'a str)>, u16, &'a str);
     let refusals: Vec<Refusal> = vec![
-        (vec![("choice", "\"Delete everything\"")], 422, "AnswerNotOffered"),
-        (vec![("choice", "1")], 422, "AnswerNotOffered"),
-        (vec![("choice", "not json")], 422, "AnswerNotOffered"),
-        (vec![("free_text", "Images please")], 422, "AnswerNotOffered"),
-        (vec![("choice", "\"Images\""), ("free_text", "and more")], 422, "AnswerNotOffered"),
-        (vec![], 422, "AnswerNotOffered"),
-        (vec![("fields[answer]", "Images")], 422, "AnswerNotOffered"),
+        (vec![("choice", "\"Delete everything\"")], 422, "answer_not_offered"),
+        (vec![("choice", "1")], 422, "answer_not_offered"),
+        (vec![("choice", "not json")], 422, "answer_not_offered"),
+        (vec![("free_text", "Images please")], 422, "answer_not_offered"),
+        (vec![("choice", "\"Images\""), ("free_text", "and more")], 422, "answer_not_offered"),
+        (vec![], 422, "answer_not_offered"),
+        (vec![("fields[answer]", "Images")], 422, "answer_not_offered"),
     ];
     for (extra, expected_status, expected_error) in refusals {
         let mut form = vec![("conversation_id", id.as_str()), ("digest", digest.as_str())];
         form.extend(extra.iter().copied());
         let (status, body) = client.call_json("answer", &form).await;
         assert_eq!(status, expected_status, "{extra:?}: {body}");
-        assert_eq!(body, json!(expected_error), "{extra:?}");
+        let sentence = "This answer does not fit the question. Choose one of the answers offered.";
+        assert_eq!(body, refused(expected_error, sentence), "{extra:?}");
     }
 
     let (status, body) =
         client.call_json("answer", &[("conversation_id", &id), ("digest", "0000"), ("choice", "\"Images\"")]).await;
-    assert_eq!((status, body), (409, json!("QuestionChanged")));
+    assert_eq!(
+        (status, body),
+        (
+            409,
+            refused(
+                "question_changed",
+                "The question changed after it was shown, so the answer was not taken. Answer again."
+            )
+        )
+    );
 
     let intruder = server.signed_in("mallory").await;
     let (status, _) =
@@ -142,7 +152,7 @@ async fn the_json_route_takes_an_answer_and_refuses_malformed_ones() {
         .unwrap();
     assert_eq!(wrong.status(), 422);
     let body: Value = wrong.json().await.unwrap();
-    assert_eq!(body["code"], "AnswerNotOffered");
+    assert_eq!(body["code"], "answer_not_offered");
     assert_eq!(body["error"], "This answer does not fit the question. Choose one of the answers offered.");
     let german = client
         .http
@@ -368,7 +378,10 @@ async fn an_answer_no_worker_took_is_handed_back_by_reconcile_and_retry_waits_fo
 
     // While the answer is in flight, Retry and a new message are refused.
     let (status, body) = client.call_json("retry", &[("conversation_id", &id)]).await;
-    assert_eq!((status, body), (409, json!("DecisionInFlight")));
+    assert_eq!(
+        (status, body),
+        (409, refused("decision_in_flight", "A decision or answer for this conversation is still being carried out."))
+    );
     let row = server.store().conversation(&id).await.unwrap().unwrap();
     assert!(
         matches!(&row.recorded, Some(Recorded::Answer { reply: Reply::Values(values), .. }) if *values == *json!({"answer": "Title"}).as_object().unwrap()),
