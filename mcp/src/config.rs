@@ -4,14 +4,21 @@
 //! { "mcpServers": {
 //!     "files": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv/site"] },
 //!     "search": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer …" },
-//!                 "trust": { "lookup": "read_only" } } },
+//!                 "trust": { "lookup": "read_only" }, "closedWorld": ["lookup"] } },
 //!   "elicitationTimeoutSeconds": 600, "callTimeoutSeconds": 300 }
 //! ```
 //!
 //! A server runs as a child process (`command`, `args`, `env`, `cwd`) or is reached over
 //! streamable HTTP (`url`, `headers`). `trust` overrides the effect of a tool its annotations give.
+//!
+//! `closedWorld` names the tools (their MCP names) the admin trusts not to carry what they are
+//! given beyond their own server, whatever their `openWorldHint` says (the spec's default is open
+//! world). An open-world tool that only reads still waits for an approval card once its
+//! conversation holds outside content (an attachment, an earlier MCP result), since a prompt
+//! injection there could make the model send the conversation out through its arguments; a
+//! tool listed here runs without that card, and each such call is logged with its run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -38,12 +45,56 @@ pub struct ServerConfig {
     pub transport: Transport,
     /// Per tool (its MCP name), the effect to use instead of the one its annotations give.
     pub trust: BTreeMap<String, ToolEffect>,
+    /// Tools (their MCP names) trusted not to reach the open world, whatever their annotations say.
+    pub closed_world: BTreeSet<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Transport {
     Stdio { command: String, args: Vec<String>, env: BTreeMap<String, String>, cwd: Option<PathBuf> },
     Http { url: String, headers: BTreeMap<String, String> },
+}
+
+/// Where a server is, as an admin may see it: the URL with its query values and userinfo masked,
+/// or the command's program name (its arguments and environment may carry keys).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    Url(String),
+    Program(String),
+}
+
+impl ServerConfig {
+    /// The configured values that may be secrets, for masking wherever they turn up (a server may
+    /// echo its address): environment and header values, the URL's query values and userinfo.
+    pub fn secrets(&self) -> Vec<&str> {
+        match &self.transport {
+            Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
+            Transport::Http { url, headers } => {
+                let mut secrets: Vec<&str> = headers.values().map(String::as_str).collect();
+                let after_scheme = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
+                let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or_default();
+                if let Some((userinfo, _)) = authority.rsplit_once('@') {
+                    secrets.push(userinfo);
+                }
+                if let Some((_, query)) = url.split_once('?') {
+                    let query = query.split('#').next().unwrap_or_default();
+                    secrets.extend(query.split('&').filter_map(|pair| pair.split_once('=')).map(|(_, value)| value));
+                }
+                secrets
+            }
+        }
+    }
+
+    pub fn place(&self) -> Place {
+        match &self.transport {
+            Transport::Http { url, .. } => Place::Url(crate::problem::mask_url(url)),
+            Transport::Stdio { command, .. } => Place::Program(
+                Path::new(command)
+                    .file_name()
+                    .map_or_else(|| command.clone(), |name| name.to_string_lossy().into_owned()),
+            ),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -78,6 +129,8 @@ struct Entry {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     trust: BTreeMap<String, String>,
+    #[serde(default, rename = "closedWorld")]
+    closed_world: Vec<String>,
     /// Written by some clients; the transport follows from `command` or `url` here.
     #[serde(rename = "type")]
     _kind: Option<String>,
@@ -157,7 +210,16 @@ fn server(name: String, entry: Entry) -> Result<ServerConfig, String> {
         })?;
         trust.insert(tool, parsed);
     }
-    Ok(ServerConfig { name, transport, trust })
+    let mut closed_world = BTreeSet::new();
+    for tool in entry.closed_world {
+        if tool.trim().is_empty() {
+            return Err(format!("server {name:?}: closedWorld names an empty tool name"));
+        }
+        if !closed_world.insert(tool.clone()) {
+            return Err(format!("server {name:?}: closedWorld names tool {tool:?} twice"));
+        }
+    }
+    Ok(ServerConfig { name, transport, trust, closed_world })
 }
 
 #[cfg(test)]
@@ -170,7 +232,7 @@ mod tests {
             r#"{ "mcpServers": {
                 "files": { "command": "npx", "args": ["-y", "server-filesystem", "/tmp/x"], "env": { "A": "b" } },
                 "remote": { "url": "https://mcp.example.com/mcp", "headers": { "Authorization": "Bearer t" },
-                            "trust": { "lookup": "read_only" } } },
+                            "trust": { "lookup": "read_only" }, "closedWorld": ["lookup"] } },
                 "elicitationTimeoutSeconds": 30 }"#,
         )
         .unwrap();
@@ -180,6 +242,8 @@ mod tests {
             matches!(&config.servers[0].transport, Transport::Stdio { command, args, .. } if command == "npx" && args.len() == 3)
         );
         assert_eq!(config.servers[1].trust["lookup"], ToolEffect::ReadOnly);
+        assert!(config.servers[1].closed_world.contains("lookup"));
+        assert!(config.servers[0].closed_world.is_empty());
         assert!(
             matches!(&config.servers[1].transport, Transport::Http { headers, .. } if headers["Authorization"] == "Bearer t")
         );
@@ -198,6 +262,9 @@ mod tests {
         assert!(problem(r#"{"mcpServers": {"a": {"url": "ftp://h"}}}"#).contains("not an http"));
         assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "trust": {"t": "harmless"}}}}"#).contains("harmless"));
         assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "extra": 1}}}"#).contains("extra"));
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "closedWorld": "t"}}}"#).contains("sequence"));
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "closedWorld": [""]}}}"#).contains("empty tool name"));
+        assert!(problem(r#"{"mcpServers": {"a": {"command": "x", "closedWorld": ["t", "t"]}}}"#).contains("twice"));
         assert!(problem(r#"{"mcpServers": {}, "elicitationTimeoutSeconds": 0}"#).contains("elicitationTimeoutSeconds"));
         assert!(problem(r#"{"mcpServers": {}, "callTimeoutSeconds": 7200}"#).contains("callTimeoutSeconds"));
         let missing = McpConfig::load(Path::new("/nonexistent/mcp.json")).unwrap_err();

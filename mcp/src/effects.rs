@@ -1,7 +1,9 @@
 //! What an MCP tool does to the world, read from its annotations the strict way: only a tool that
 //! says it reads is a read, only one that says it is neither destructive nor repeated is an
 //! idempotent write, and everything else, a tool without annotations among them (the spec's
-//! defaults), is a write that may do harm twice, so it goes through an approval card.
+//! defaults), is a write that may do harm twice, so it goes through an approval card. The same
+//! way, a tool reaches the open world unless it says `openWorldHint: false` (the spec's default
+//! is true): its reads then wait for a card once the run holds outside content.
 
 use rmcp::model::ToolAnnotations;
 use runtime::ToolEffect;
@@ -17,9 +19,28 @@ pub fn effect_of(annotations: Option<&ToolAnnotations>) -> ToolEffect {
     ToolEffect::NonIdempotentWrite
 }
 
+/// Whether the tool may reach beyond its server (the web, other services): true unless its
+/// annotations say otherwise.
+pub fn open_world_of(annotations: Option<&ToolAnnotations>) -> bool {
+    annotations.and_then(|annotations| annotations.open_world_hint) != Some(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_is_open_world_unless_it_says_otherwise() {
+        let open_world = |hint: Option<bool>| {
+            let mut annotations = ToolAnnotations::default();
+            annotations.open_world_hint = hint;
+            open_world_of(Some(&annotations))
+        };
+        assert!(open_world_of(None));
+        assert!(open_world(None));
+        assert!(open_world(Some(true)));
+        assert!(!open_world(Some(false)));
+    }
 
     fn hints(read_only: Option<bool>, destructive: Option<bool>, idempotent: Option<bool>) -> ToolAnnotations {
         let mut annotations = ToolAnnotations::default();

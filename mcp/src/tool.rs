@@ -1,5 +1,6 @@
 //! One MCP tool as a runtime tool, named `server.tool`. Its effect comes from its annotations
-//! (or the configuration's `trust`). A call that the server answers with a question becomes an
+//! (or the configuration's `trust`), and so does whether it reaches the open world (or the
+//! configuration's `closedWorld`). A call that the server answers with a question becomes an
 //! input pause in two ways:
 //!
 //! - The newer form (`input_required` with an opaque `requestState`, SEP-2322): the call is over;
@@ -19,7 +20,7 @@ use runtime::{InputReply, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 
-use crate::effects::effect_of;
+use crate::effects::{effect_of, open_world_of};
 use crate::hub::{Inner, Server};
 use crate::live::LiveCall;
 use crate::session::LiveAsk;
@@ -30,6 +31,9 @@ pub(crate) struct McpTool {
     /// The tool's name on its server.
     remote: String,
     spec: ToolSpec,
+    /// Open world by its annotations, closed by the configuration: its calls in a run that holds
+    /// outside content run without the card they would otherwise get, and are logged.
+    trusted_closed: bool,
 }
 
 impl McpTool {
@@ -51,6 +55,14 @@ impl McpTool {
             }
             None => annotated,
         };
+        let open_world = open_world_of(tool.annotations.as_ref());
+        let trusted_closed = open_world && server.config.closed_world.contains(&remote);
+        if trusted_closed {
+            tracing::warn!(
+                tool = %full,
+                "the MCP configuration trusts this open-world tool not to send what it is given out (closedWorld)"
+            );
+        }
         let description = match (&tool.title, &tool.description) {
             (_, Some(description)) => description.to_string(),
             (Some(title), None) => title.clone(),
@@ -58,12 +70,22 @@ impl McpTool {
         };
         let spec = ToolSpec::new(full, description, Value::Object((*tool.input_schema).clone()))
             .with_effect(effect)
+            .with_open_world(open_world && !trusted_closed)
             .with_origin(format!("MCP server {}", server.config.name));
-        McpTool { inner, server, remote, spec }
+        McpTool { inner, server, remote, spec, trusted_closed }
     }
 
     pub fn full_name(&self) -> &str {
         &self.spec.name
+    }
+
+    /// A broken call's error, as the model (and through its text, the reader) may see it: the
+    /// transport's text can name the server's URL with its key, and Rust type paths.
+    fn broken(&self, error: impl std::fmt::Display) -> ToolError {
+        let text = error.to_string();
+        let masked = crate::redact(&text, &self.server.config.secrets());
+        tracing::warn!(server = %self.server.config.name, error = %masked, "an MCP call broke off");
+        ToolError::failed(masked)
     }
 
     fn no_answer(&self) -> String {
@@ -115,8 +137,8 @@ impl McpTool {
                     let response = match joined {
                         Ok(Ok(response)) => response,
                         // The connection is broken: it is not given back.
-                        Ok(Err(error)) => return Err(ToolError::failed(error)),
-                        Err(error) => return Err(ToolError::failed(error)),
+                        Ok(Err(error)) => return Err(self.broken(error)),
+                        Err(error) => return Err(self.broken(error)),
                     };
                     self.server.give_back(session);
                     return self.ended(response, &arguments).await;
@@ -215,7 +237,7 @@ impl McpTool {
         let response = tokio::time::timeout(self.inner.call_timeout, session.service.peer().call_tool_once(params))
             .await
             .map_err(|_| ToolError::failed(self.no_answer()))?
-            .map_err(ToolError::failed)?;
+            .map_err(|error| self.broken(error))?;
         self.server.give_back(session);
         Box::pin(self.ended(response, &arguments)).await
     }
@@ -234,7 +256,15 @@ impl Tool for McpTool {
         }
     }
 
-    async fn call(&self, arguments: Value, _context: &ToolContext) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, arguments: Value, context: &ToolContext) -> Result<ToolOutput, ToolError> {
+        if self.trusted_closed && context.outside_content && !self.spec.needs_approval() {
+            tracing::info!(
+                tool = %self.spec.name,
+                run = %context.run_id,
+                "an open-world MCP tool runs without a card in a run that holds outside content: the configuration \
+                 trusts it (closedWorld)"
+            );
+        }
         let arguments = match arguments {
             Value::Object(arguments) => arguments,
             Value::Null => Map::new(),

@@ -106,6 +106,10 @@ pub struct RunRequest {
     pub max_rounds: Option<u32>,
     /// A guided process run: one proposal per turn, decided only by the initiator.
     pub process: bool,
+    /// The conversation already holds content from outside (an attachment, an earlier result of an
+    /// outside tool): open-world tools go through approval from the first round. The run sets it
+    /// itself once such a result enters it.
+    pub outside_content: bool,
 }
 
 impl RunRequest {
@@ -117,6 +121,7 @@ impl RunRequest {
             allowed_tools: None,
             max_rounds: None,
             process: false,
+            outside_content: false,
         }
     }
 
@@ -234,6 +239,10 @@ pub struct PendingCallView {
     /// What the call would change, if its tool shows that.
     #[serde(default)]
     pub preview: Option<crate::CallPreview>,
+    /// The call waits because it could send text of a run that holds outside content into the
+    /// open world ([`crate::ToolSpec::open_world`]), not (only) because it writes.
+    #[serde(default)]
+    pub sends_out: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

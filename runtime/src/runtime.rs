@@ -177,6 +177,7 @@ impl Runtime {
                 allowed_tools,
                 max_rounds: clamp_rounds(request.max_rounds),
                 checkpoint,
+                outside_content: request.outside_content,
             })
             .await?;
         self.event(id, EventKind::Status, 0, json!({ "status": "queued" })).await;
@@ -432,6 +433,13 @@ impl Runtime {
         Ok(runs.into_iter().map(|(id, owner)| (id, Actor::user(owner))).collect())
     }
 
+    /// Whether any of these runs held content from outside (an attachment, a result of an outside
+    /// tool). A caller that knows a conversation's runs asks it before the next turn, so what one
+    /// run read still counts in the next: the answer may carry it on.
+    pub async fn any_held_outside_content(&self, runs: &[Uuid]) -> Result<bool, RuntimeError> {
+        Ok(self.store.any_outside_content(runs).await?)
+    }
+
     /// How many runs are in each status, every status named (with 0 when none is in it).
     pub async fn run_counts(&self) -> Result<Vec<(RunStatus, i64)>, RuntimeError> {
         let counted = self.store.count_by_status().await?;
@@ -443,7 +451,9 @@ impl Runtime {
 
     fn view(&self, record: RunRecord) -> RunView {
         let pause = record.status.is_waiting().then(|| match decode_state(&record) {
-            Some(state) if state.status() == record.status => self.pause_view(&state, record.process),
+            Some(state) if state.status() == record.status => {
+                self.pause_view(&state, record.process, record.outside_content)
+            }
             _ => PauseView::Unreadable,
         });
         RunView {
@@ -703,6 +713,7 @@ impl Runtime {
             allowed_tools,
             max_rounds: clamp_rounds(Some(record.max_rounds)),
             process: record.process,
+            outside: record.outside_content,
             rounds: record.rounds,
             transcript,
             question_check: self.question_check.as_ref(),
@@ -715,7 +726,9 @@ impl Runtime {
         }
     }
 
-    fn pause_view(&self, state: &SuspendedState, process: bool) -> PauseView {
+    /// `outside`: the run holds outside content, so an open-world call on the card says that it
+    /// may send the conversation's text out.
+    fn pause_view(&self, state: &SuspendedState, process: bool, outside: bool) -> PauseView {
         let digest = state.digest();
         match &state.input {
             Some(input) => PauseView::Input(InputPause {
@@ -742,6 +755,7 @@ impl Runtime {
                             tool_registered: tool.is_some(),
                             origin: tool.as_ref().and_then(|tool| tool.spec.origin.clone()),
                             preview: state.preview_of(&call.id).cloned(),
+                            sends_out: tool.as_ref().is_some_and(|tool| outside && tool.spec.open_world),
                         }
                     })
                     .collect(),
@@ -781,6 +795,7 @@ impl Runtime {
     async fn conclude(&self, record: &RunRecord, segment: Segment<'_>, end: Result<Finish, Stop>) -> RunResult {
         let run_id = record.id;
         let rounds = segment.rounds;
+        let outside = segment.outside;
         let token = segment.token.clone();
         // What the segment has not written yet goes with the settle's own event, in one statement
         // after the settle.
@@ -811,7 +826,7 @@ impl Runtime {
                     }
                 }
             }
-            Ok(Finish::Suspend(state)) => self.suspend(record, &token, *state, rounds, &mut events).await,
+            Ok(Finish::Suspend(state)) => self.suspend(record, &token, *state, rounds, outside, &mut events).await,
             Err(Stop::Cancelled) => RunOutcome::Cancelled,
             Err(Stop::LeaseLost) => RunOutcome::LeaseLost,
             Err(Stop::Misconfigured(problem)) => {
@@ -834,6 +849,7 @@ impl Runtime {
         token: &str,
         state: SuspendedState,
         rounds: u32,
+        outside: bool,
         events: &mut Vec<NewEvent>,
     ) -> RunOutcome {
         let status = state.status();
@@ -844,14 +860,14 @@ impl Runtime {
                 return self.settle_failed(record, token, FailureReason::SuspendFailed, events).await;
             }
         };
-        match self.store.suspend(record.id, token, status, &encoded, rounds).await {
+        match self.store.suspend(record.id, token, status, &encoded, rounds, outside).await {
             Ok(true) => {
                 events.push(NewEvent {
                     kind: EventKind::Status,
                     round: rounds,
                     payload: json!({ "status": status.as_str() }),
                 });
-                match self.pause_view(&state, record.process) {
+                match self.pause_view(&state, record.process, outside || record.outside_content) {
                     PauseView::Approval(pause) => RunOutcome::AwaitingApproval { pause },
                     PauseView::Input(pause) => RunOutcome::AwaitingInput { pause },
                     PauseView::Unreadable => RunOutcome::Failed { reason: FailureReason::SuspendFailed },

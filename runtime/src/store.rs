@@ -28,7 +28,7 @@ macro_rules! run_columns {
     () => {
         "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, checkpoint, \
          suspended_state, claimed_by, requeue_count, pending_effect, rounds, truncated, termination_reason, answer, \
-         created_at, started_at, finished_at, updated_at"
+         created_at, started_at, finished_at, updated_at, outside_content"
     };
 }
 
@@ -57,6 +57,7 @@ struct RunRow {
     started_at: Option<i64>,
     finished_at: Option<i64>,
     updated_at: i64,
+    outside_content: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -91,6 +92,8 @@ pub(crate) struct RunRecord {
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
     pub updated_at: i64,
+    /// The run holds content from outside; sticky (see the migration that adds it).
+    pub outside_content: bool,
 }
 
 fn small(value: i64) -> u32 {
@@ -132,6 +135,7 @@ impl TryFrom<RunRow> for RunRecord {
             started_at: row.started_at,
             finished_at: row.finished_at,
             updated_at: row.updated_at,
+            outside_content: row.outside_content,
         })
     }
 }
@@ -145,6 +149,7 @@ pub(crate) struct NewRun<'a> {
     pub allowed_tools: Option<String>,
     pub max_rounds: u32,
     pub checkpoint: String,
+    pub outside_content: bool,
 }
 
 /// How a settle ends a run.
@@ -203,8 +208,8 @@ impl Store {
         let now = now();
         on!(&self.db, pool => sqlx::query(
             "INSERT INTO runs (id, status, owner_user_id, owner_admin, configuration, process, allowed_tools,
-                               max_rounds, checkpoint, created_at, updated_at)
-             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+                               max_rounds, checkpoint, created_at, updated_at, outside_content)
+             VALUES ($1, 'queued', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(run.id.to_string())
         .bind(run.owner_user_id)
@@ -216,6 +221,7 @@ impl Store {
         .bind(run.checkpoint)
         .bind(now)
         .bind(now)
+        .bind(run.outside_content)
         .execute(pool)
         .await
         .map(|done| done.rows_affected()))?;
@@ -311,6 +317,28 @@ impl Store {
             .into_iter()
             .filter_map(|(status, count)| RunStatus::parse(&status).map(|status| (status, count)))
             .collect())
+    }
+
+    /// Whether any of these runs held outside content. Asked in chunks: a conversation may have
+    /// many runs, and a statement only so many parameters.
+    pub async fn any_outside_content(&self, ids: &[Uuid]) -> Result<bool, StoreError> {
+        for chunk in ids.chunks(200) {
+            // Only numbered placeholders go into the text; the ids are bound.
+            let placeholders: Vec<String> = (1..=chunk.len()).map(|n| format!("${n}")).collect();
+            let sql =
+                format!("SELECT COUNT(*) FROM runs WHERE outside_content AND id IN ({})", placeholders.join(", "));
+            let found: i64 = on_read!(&self.db, pool => {
+                let mut query = sqlx::query_scalar(sqlx::AssertSqlSafe(sql.as_str()));
+                for id in chunk {
+                    query = query.bind(id.to_string());
+                }
+                query.fetch_one(pool).await
+            })?;
+            if found > 0 {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     pub async fn status(&self, id: Uuid) -> Result<Option<RunStatus>, StoreError> {
@@ -428,20 +456,24 @@ impl Store {
     }
 
     /// Records a point a retry may restart from, renewing the lease in the same guarded write.
+    /// `outside` goes with the transcript that holds the outside content (it is never cleared).
     pub async fn checkpoint(
         &self,
         id: Uuid,
         token: &str,
         checkpoint: &str,
         rounds: u32,
+        outside: bool,
         lease_until: i64,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET checkpoint = $1, rounds = $2, lease_expires = $3, updated_at = $4
-             WHERE id = $5 AND status = 'running' AND claimed_by = $6",
+            "UPDATE runs SET checkpoint = $1, rounds = $2, outside_content = (outside_content OR $3),
+                             lease_expires = $4, updated_at = $5
+             WHERE id = $6 AND status = 'running' AND claimed_by = $7",
         )
         .bind(checkpoint)
         .bind(i64::from(rounds))
+        .bind(outside)
         .bind(lease_until)
         .bind(now())
         .bind(id.to_string())
@@ -499,15 +531,17 @@ impl Store {
         to: RunStatus,
         state: &str,
         rounds: u32,
+        outside: bool,
     ) -> Result<bool, StoreError> {
         let result = on!(&self.db, pool => sqlx::query(
-            "UPDATE runs SET status = $1, suspended_state = $2, rounds = $3, claimed_by = NULL, lease_expires = 0,
-                             pending_effect = NULL, updated_at = $4
-             WHERE id = $5 AND status = 'running' AND claimed_by = $6",
+            "UPDATE runs SET status = $1, suspended_state = $2, rounds = $3, outside_content = (outside_content OR $4),
+                             claimed_by = NULL, lease_expires = 0, pending_effect = NULL, updated_at = $5
+             WHERE id = $6 AND status = 'running' AND claimed_by = $7",
         )
         .bind(to.as_str())
         .bind(state)
         .bind(i64::from(rounds))
+        .bind(outside)
         .bind(now())
         .bind(id.to_string())
         .bind(token)
@@ -788,6 +822,7 @@ mod tests {
             allowed_tools: None,
             max_rounds: 5,
             checkpoint: "[]".into(),
+            outside_content: false,
         };
         store.insert_queued(run).await.unwrap();
         // Each writer appends one, two or three events in one statement.

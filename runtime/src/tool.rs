@@ -62,6 +62,11 @@ pub struct ToolSpec {
     /// Makes a read approval-bound (an operator's choice for e.g. fetching outside pages). Writes
     /// always need approval: "write without approval" cannot be expressed.
     pub requires_approval: bool,
+    /// The tool reaches beyond this process (a search, a fetch, another service): what its
+    /// arguments hold may leave, and what it returns comes from outside. Once a run holds outside
+    /// content, a call of such a tool goes through an approval card even when it only reads, so
+    /// an injected instruction cannot send the conversation away unseen.
+    pub open_world: bool,
 }
 
 impl ToolSpec {
@@ -74,6 +79,7 @@ impl ToolSpec {
             effect: ToolEffect::ReadOnly,
             input_schema: None,
             requires_approval: false,
+            open_world: false,
         }
     }
 
@@ -97,8 +103,27 @@ impl ToolSpec {
         self
     }
 
+    pub fn with_open_world(mut self, open_world: bool) -> Self {
+        self.open_world = open_world;
+        self
+    }
+
+    /// Approval-bound whatever the run holds. See [`ToolSpec::needs_approval_in`] for the rule
+    /// that also weighs what the run has read.
     pub fn needs_approval(&self) -> bool {
         self.requires_approval || self.effect.is_write()
+    }
+
+    /// Whether a call needs approval in a run that holds outside content (`outside`): then an
+    /// open-world tool could carry the conversation away, so its reads wait for a card too.
+    pub fn needs_approval_in(&self, outside: bool) -> bool {
+        self.needs_approval() || (outside && self.open_world)
+    }
+
+    /// Whether what this tool returns comes from outside the application: a tool of a source
+    /// (`origin`) or one that reaches the open world. Its result makes the run hold outside content.
+    pub fn brings_outside_content(&self) -> bool {
+        self.origin.is_some() || self.open_world
     }
 
     pub fn asks_input(&self) -> bool {
@@ -124,11 +149,14 @@ pub struct ToolContext {
     /// For an approved call that had a preview: what that preview was made from
     /// ([`crate::Preview::basis`]). A tool can refuse to write a record that moved on since.
     pub approved_basis: Option<Value>,
+    /// The run holds outside content (an attachment, an earlier result of an outside tool): a
+    /// source that lifted an open-world tool's card by configuration can record that it did.
+    pub outside_content: bool,
 }
 
 impl ToolContext {
     pub fn new(run_id: Uuid, owner: Actor, round: u32) -> Self {
-        ToolContext { run_id, owner, round, approved_basis: None }
+        ToolContext { run_id, owner, round, approved_basis: None, outside_content: false }
     }
 }
 

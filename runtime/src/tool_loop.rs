@@ -133,6 +133,10 @@ pub(crate) struct Segment<'a> {
     pub allowed_tools: Option<HashSet<String>>,
     pub max_rounds: u32,
     pub process: bool,
+    /// The run holds content from outside (from its request, or a result of a tool that brings
+    /// it): open-world calls then wait for approval. Set once such a result enters the
+    /// transcript, and stored with the transcript that holds it (checkpoint or suspend).
+    pub outside: bool,
     /// Rounds over the run's whole life; each segment gets `max_rounds` of its own.
     pub rounds: u32,
     /// The transcript as far as this segment got, whatever way it ends.
@@ -223,7 +227,10 @@ impl Segment<'_> {
     async fn checkpoint(&self) -> Result<(), Stop> {
         let encoded = serde_json::to_string(&self.transcript)
             .map_err(|e| Stop::Store(StoreError::Corrupt(format!("transcript not encodable: {e}"))))?;
-        let saved = self.store.checkpoint(self.run_id, &self.token, &encoded, self.rounds, self.lease_until()).await;
+        let saved = self
+            .store
+            .checkpoint(self.run_id, &self.token, &encoded, self.rounds, self.outside, self.lease_until())
+            .await;
         self.owned(saved).await
     }
 
@@ -379,7 +386,7 @@ impl Segment<'_> {
         let approval_bound: Vec<usize> = calls
             .iter()
             .enumerate()
-            .filter(|(_, call)| self.offered(&call.name).is_some_and(|tool| tool.spec.needs_approval()))
+            .filter(|(_, call)| self.offered(&call.name).is_some_and(|tool| tool.spec.needs_approval_in(self.outside)))
             .map(|(index, _)| index)
             .collect();
         if !approval_bound.is_empty() {
@@ -473,7 +480,9 @@ impl Segment<'_> {
         let context = ToolContext::new(self.run_id, self.owner, self.rounds);
         let mut previews = Vec::new();
         for call in calls {
-            let Some(tool) = self.offered(&call.name).filter(|tool| tool.spec.needs_approval()) else { continue };
+            let Some(tool) = self.offered(&call.name).filter(|tool| tool.spec.needs_approval_in(self.outside)) else {
+                continue;
+            };
             let preview = match tool.tool.preview(&call.arguments, &context).await {
                 Ok(None) => continue,
                 Ok(Some(preview)) => CallPreview::Ready(preview),
@@ -515,6 +524,7 @@ impl Segment<'_> {
         }
         let mut context = ToolContext::new(self.run_id, self.owner, self.rounds);
         context.approved_basis = self.approved_bases.get(&call.id).cloned();
+        context.outside_content = self.outside;
         self.unverified();
         let (arguments, mut output) = match run {
             Run::Start(arguments) => {
@@ -555,6 +565,10 @@ impl Segment<'_> {
         if let Some((schema, state)) = asked {
             self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "asked", "effect": effect.as_str() }));
             return Ok(Invoked::Asked { schema, state });
+        }
+        // Whatever it says (a result, a refusal in its words) now is in the transcript.
+        if tool.spec.brings_outside_content() {
+            self.outside = true;
         }
         let (text, outcome) = match output {
             Ok(ToolOutput::Done(text)) => (bounded(text), "ok"),
@@ -623,6 +637,9 @@ impl Segment<'_> {
     pub async fn resume_input(&mut self, state: SuspendedState, reply: InputReply) -> Result<Finish, Stop> {
         self.transcript = state.messages;
         self.rounds = state.rounds;
+        // The turn was weighed with what the run held when it paused, not with what the answered
+        // call brings in now.
+        let outside_when_paused = self.outside;
         let Some(input) = state.input else {
             return Err(Stop::Store(StoreError::Corrupt("input resume without an input pause".into())));
         };
@@ -669,7 +686,7 @@ impl Segment<'_> {
             } else {
                 let refusal = match self.offered(&call.name) {
                     Some(tool) if tool.spec.asks_input() => Some(not_provided(&call.name)),
-                    Some(tool) if tool.spec.needs_approval() && !state.approved => {
+                    Some(tool) if tool.spec.needs_approval_in(outside_when_paused) && !state.approved => {
                         Some(format!("Error: tool \"{}\" requires approval that was not given.", call.name))
                     }
                     Some(_) => None,

@@ -196,6 +196,8 @@ pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lan
         .map(|call| PendingCallView {
             arguments: serde_json::to_string_pretty(&call.arguments).unwrap_or_default(),
             preview: call.preview.map(|preview| preview_view(preview, lang)),
+            // Where the text would go: the tool's source, else the tool itself.
+            sends_out_to: call.sends_out.then(|| call.origin.clone().unwrap_or_else(|| call.name.clone())),
             origin: call.origin,
             name: call.name,
             declares_write: call.declares_write,

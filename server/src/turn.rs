@@ -332,12 +332,30 @@ impl Turns {
             });
         }
         let mut request = RunRequest::new(owner(conversation), CHAT_CONFIGURATION, messages);
+        request.outside_content = self.holds_outside_content(conversation, &files).await?;
         request.process = self.skills.is_process_run(conversation);
         // A tour step (analyse, suggest, write) takes several rounds before it pauses.
         if request.process {
             request.max_rounds = Some(10);
         }
         Ok(request)
+    }
+}
+
+impl Turns {
+    /// Whether the conversation holds text from outside: a file (its text goes to the model), or
+    /// an earlier run that read an outside tool's result (its answer may carry it on). Then
+    /// open-world tools wait for approval, so an injected instruction cannot send it out unseen.
+    async fn holds_outside_content(
+        &self,
+        conversation: &Conversation,
+        files: &[AttachmentText],
+    ) -> Result<bool, TurnError> {
+        if files.iter().any(|file| file.file.message_id.is_some()) {
+            return Ok(true);
+        }
+        let runs = self.store.runs_of(&conversation.id).await?;
+        Ok(!runs.is_empty() && self.runtime.any_held_outside_content(&runs).await?)
     }
 }
 

@@ -74,6 +74,12 @@ pub fn ApprovalCard(conversation_id: String, card: ApprovalCardView, decide: For
                                     .origin
                                     .map(|origin| view! { <p class="origin">{lang.t(Text::ProposedBy)} " " {origin}</p> })}
                                 {(!call.tool_registered).then(|| view! { <p class="warning">{lang.t(Text::ApprovalToolGone)}</p> })}
+                                {call
+                                    .sends_out_to
+                                    .map(|to| {
+                                        let sentence = lang.t(Text::ApprovalSendsOut).replace("{}", &to);
+                                        view! { <p class="warning sends-out" role="note">{sentence}</p> }
+                                    })}
                                 {call.preview.map(|preview| view! { <Preview preview/> })}
                                 // With a preview the arguments are one click away; without one
                                 // they are what there is to read.

@@ -3,6 +3,7 @@
 mod asks;
 mod flows;
 mod openai;
+mod outside;
 mod previews;
 mod races;
 mod reaper;

@@ -178,6 +178,18 @@ impl TestTool {
         Self::build(ToolSpec::new(name, "asks", json!({})).with_input_schema(schema))
     }
 
+    /// Reaches the open world (a search, a fetch).
+    pub fn open_world(mut self) -> Self {
+        self.spec = self.spec.with_open_world(true);
+        self
+    }
+
+    /// Comes from a source (as an MCP server's tools do).
+    pub fn of_source(mut self, origin: &str) -> Self {
+        self.spec = self.spec.with_origin(origin);
+        self
+    }
+
     pub fn failing(mut self) -> Self {
         self.behaviour = Behaviour::Fail;
         self

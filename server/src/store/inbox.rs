@@ -87,6 +87,18 @@ impl Store {
         Ok(())
     }
 
+    /// Every run that carried a turn of the conversation: what one of them read (an MCP result)
+    /// may live on in its answer, so the next turn asks the runtime about them.
+    pub async fn runs_of(&self, conversation_id: &str) -> Result<Vec<Uuid>, StoreError> {
+        let ids: Vec<String> = on_read!(&self.db, pool => sqlx::query_scalar(
+            "SELECT run_id FROM conversation_runs WHERE conversation_id = $1",
+        )
+        .bind(conversation_id)
+        .fetch_all(pool)
+        .await)?;
+        ids.iter().map(|id| Uuid::parse_str(id).map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))).collect()
+    }
+
     /// The conversation a run belongs to, whether it still carries it or moved on from it.
     pub async fn conversation_of_any_run(&self, run_id: Uuid) -> Result<Option<Conversation>, StoreError> {
         let run = run_id.to_string();
