@@ -9,12 +9,14 @@ use crate::model::{ConversationSummary, ConversationView, SessionView};
 
 #[server(endpoint = "login")]
 pub async fn login(username: String, password: String) -> Result<(), AppError> {
-    use crate::backend::{auth, client_info, fail, session_cookie};
+    use crate::backend::{auth, client_info, device_cookie, fail, session_cookie};
     let session = auth()?.login(&username, &password, &client_info()).await.map_err(fail)?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
-    let cookie = session_cookie(&session.token, session.max_age_seconds);
-    if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
-        response.append_header(axum::http::header::SET_COOKIE, value);
+    let device = session.device_token.as_ref().map(|token| device_cookie(token, session.device_max_age_seconds));
+    for cookie in std::iter::once(session_cookie(&session.token, session.max_age_seconds)).chain(device) {
+        if let Ok(value) = axum::http::HeaderValue::from_str(&cookie) {
+            response.append_header(axum::http::header::SET_COOKIE, value);
+        }
     }
     leptos_axum::redirect("/");
     Ok(())

@@ -13,9 +13,9 @@ use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{SessionItemView, SessionView};
 
-use crate::auth;
 use crate::chat::internal;
 use crate::store::{session_handle, Store};
+use crate::{auth, names};
 
 #[derive(Clone)]
 pub struct AccountService {
@@ -29,9 +29,14 @@ pub struct AccountService {
 /// Sign-in attempts per user name and per client address, each a rate per minute (the name's
 /// as configured, the address's three times that, since several people may share one). Every
 /// attempt counts, before the password is checked: a guess costs the same as a good login.
+///
+/// Anyone can use up a name's attempts and so lock its owner out. An attempt from a browser that
+/// signed in as that account before (its device cookie, OWASP's "device cookies") therefore counts
+/// against that device alone, at the name's rate, so a stolen cookie is no unlimited oracle either.
 pub struct LoginLimits {
     names: DefaultKeyedRateLimiter<String>,
     addresses: DefaultKeyedRateLimiter<IpAddr>,
+    devices: DefaultKeyedRateLimiter<String>,
 }
 
 impl LoginLimits {
@@ -40,22 +45,33 @@ impl LoginLimits {
         LoginLimits {
             names: RateLimiter::keyed(Quota::per_minute(per_name)),
             addresses: RateLimiter::keyed(Quota::per_minute(per_address)),
+            devices: RateLimiter::keyed(Quota::per_minute(per_name)),
         }
     }
 
-    /// Counts one attempt; false when the name or the address is over its limit.
-    fn attempt(&self, username: &str, client: Option<IpAddr>) -> bool {
-        let name_ok = self.names.check_key(&username.trim().to_lowercase()).is_ok();
-        let address_ok = client.is_none_or(|client| self.addresses.check_key(&client).is_ok());
+    /// Counts one attempt; false when it is over its limit: the device's, for an attempt from a
+    /// known device (its token's hash), else the name's (by its key) or the address's.
+    fn attempt(&self, name_key: &str, client: Option<IpAddr>, device: Option<&str>) -> bool {
+        let allowed = match device {
+            Some(device) => self.devices.check_key(&device.to_string()).is_ok(),
+            None => {
+                let name_ok = self.names.check_key(&name_key.to_string()).is_ok();
+                let address_ok = client.is_none_or(|client| self.addresses.check_key(&client).is_ok());
+                name_ok && address_ok
+            }
+        };
         // Forget keys whose limit has recovered, so the maps do not grow with every name tried.
         self.names.retain_recent();
         self.addresses.retain_recent();
-        name_ok && address_ok
+        self.devices.retain_recent();
+        allowed
     }
 }
 
 impl AccountService {
     pub fn new(store: Store, model_label: String, model_is_demo: bool, limits: Arc<LoginLimits>) -> Self {
+        // Made now, not by the first sign-in with an unknown name, which would take twice as long.
+        auth::dummy_hash();
         AccountService { store, model_label, model_is_demo, attempts: limits, session_seconds: auth::SESSION_SECONDS }
     }
 
@@ -69,19 +85,52 @@ impl AccountService {
 #[async_trait]
 impl AuthBackend for AccountService {
     async fn login(&self, username: &str, password: &str, client: &ClientInfo) -> Result<NewSession, AppError> {
-        if !self.attempts.attempt(username, client.address) {
-            tracing::warn!(%username, client = ?client.address, "sign-in attempts over the limit");
+        let username = username.trim();
+        let user = self.store.user_by_name(username).await.map_err(internal)?;
+        // A device cookie counts only for the account it was given to: another user's, a forged
+        // or an expired one is no cookie at all.
+        let device = match (&client.device, &user) {
+            (Some(token), Some(user)) => {
+                let hash = auth::token_hash(token);
+                let owner = self.store.device_owner(&hash).await.map_err(internal)?;
+                (owner == Some(user.id)).then_some(hash)
+            }
+            _ => None,
+        };
+        if !self.attempts.attempt(&names::key(username), client.address, device.as_deref()) {
+            tracing::warn!(%username, client = ?client.address, device = device.is_some(), "sign-in attempts over the limit");
             return Err(AppError::TooManyAttempts);
         }
-        let user = self.store.user_by_name(username.trim()).await.map_err(internal)?;
-        let Some(user) = user.filter(|user| auth::verify_password(password, &user.password_hash)) else {
+        // Argon2 runs for a name without an account too (against a dummy hash): the answer's time
+        // does not tell whether the name exists. On a blocking thread: its tens of milliseconds
+        // of CPU would hold up the other requests on this worker thread.
+        let (password, hash) = (password.to_string(), user.as_ref().map(|user| user.password_hash.clone()));
+        let verified = tokio::task::spawn_blocking(move || auth::verify_password_or_dummy(&password, hash.as_deref()))
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "the password check failed");
+                AppError::Internal
+            })?;
+        let Some(user) = user.filter(|_| verified) else {
             return Err(AppError::BadCredentials);
         };
         let token = auth::new_token();
         let expires_at = db::now() + self.session_seconds;
         let hash = auth::token_hash(&token);
         self.store.create_session(&hash, user.id, expires_at, client.agent.as_deref()).await.map_err(internal)?;
-        Ok(NewSession { token, max_age_seconds: self.session_seconds })
+        // A new device token each time, replacing the one the browser had.
+        let device_token = auth::new_token();
+        let device_expires = db::now() + auth::DEVICE_SECONDS;
+        self.store
+            .add_device(&auth::token_hash(&device_token), user.id, device_expires, device.as_deref())
+            .await
+            .map_err(internal)?;
+        Ok(NewSession {
+            token,
+            max_age_seconds: self.session_seconds,
+            device_token: Some(device_token),
+            device_max_age_seconds: auth::DEVICE_SECONDS,
+        })
     }
 
     async fn sessions(

@@ -8,7 +8,8 @@ use app::model::AccountView;
 use async_trait::async_trait;
 
 use crate::chat::internal;
-use crate::store::{Role, Store};
+use crate::names;
+use crate::store::{Role, Store, StoreError};
 
 pub struct AdminService {
     store: Store,
@@ -75,12 +76,20 @@ impl AdminBackend for AdminService {
         if username.is_empty() || username.chars().count() > 64 {
             return Err(AppError::Invalid(Text::ErrorUsername));
         }
+        if names::is_confusable(username) {
+            return Err(AppError::Invalid(Text::ErrorUsernameConfusable));
+        }
         let password = checked_password(password)?;
+        // By its key: `BOB` and `ｂｏｂ` are taken when `bob` is.
         if self.store.user_by_name(username).await.map_err(internal)?.is_some() {
             return Err(AppError::Invalid(Text::ErrorUsernameTaken));
         }
         let hash = crate::auth::hash_password(password);
-        self.store.add_user(username, &hash, role(admin), may_approve_own).await.map_err(internal)?;
+        match self.store.add_user(username, &hash, role(admin), may_approve_own).await {
+            Ok(_) => {}
+            Err(StoreError::NameTaken) => return Err(AppError::Invalid(Text::ErrorUsernameTaken)),
+            Err(error) => return Err(internal(error)),
+        }
         tracing::info!(by = user.id, %username, admin, may_approve_own, "account added");
         Ok(())
     }

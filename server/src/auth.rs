@@ -15,6 +15,9 @@ use crate::store::{Role, SessionUser, Store};
 
 pub const SESSION_SECONDS: i64 = 60 * 60 * 24 * 14;
 
+/// How long a device cookie (a browser that signed in before) is remembered: a year.
+pub const DEVICE_SECONDS: i64 = 60 * 60 * 24 * 365;
+
 pub fn hash_password(password: &str) -> String {
     let salt = SaltString::generate(&mut OsRng);
     Argon2::default()
@@ -24,9 +27,32 @@ pub fn hash_password(password: &str) -> String {
 }
 
 pub fn verify_password(password: &str, hash: &str) -> bool {
-    PasswordHash::new(hash)
-        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
-        .unwrap_or(false)
+    verify_password_or_dummy(password, Some(hash))
+}
+
+/// Checks a sign-in's password against the account's hash; `None` is a name with no account
+/// (unknown, or removed). Argon2 runs either way: for no account, or one whose hash is no argon2
+/// hash (a locked account), against [`dummy_hash`], and the answer is no. Without it a wrong name
+/// answered in a millisecond and a wrong password in tens, and the time told which names exist.
+pub fn verify_password_or_dummy(password: &str, hash: Option<&str>) -> bool {
+    let (checked, real) = hash_to_check(hash);
+    let matches = Argon2::default().verify_password(password.as_bytes(), &checked).is_ok();
+    matches && real
+}
+
+/// The hash a sign-in is checked against, and whether it is the account's own.
+fn hash_to_check(hash: Option<&str>) -> (PasswordHash<'_>, bool) {
+    match hash.and_then(|hash| PasswordHash::new(hash).ok()) {
+        Some(parsed) => (parsed, true),
+        None => (PasswordHash::new(dummy_hash()).expect("the dummy hash is an argon2 hash"), false),
+    }
+}
+
+/// A hash of a random password nobody knows, made once per process by [`hash_password`], so
+/// checking it costs what checking a real one does.
+pub fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| hash_password(&random_password()))
 }
 
 /// A random token for the cookie; only its hash is stored, so a leaked database opens no session.
@@ -131,6 +157,34 @@ mod tests {
         assert!(verify_password("correct horse", &hash));
         assert!(!verify_password("wrong horse", &hash));
         assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn a_name_without_an_account_is_checked_against_the_dummy_hash() {
+        for missing in [None, Some("!locked"), Some("")] {
+            let (checked, real) = hash_to_check(missing);
+            assert!(!real);
+            assert_eq!(checked.to_string(), dummy_hash(), "{missing:?}");
+            assert!(!verify_password_or_dummy("any-password", missing));
+        }
+        let hash = hash_password("correct horse");
+        let (checked, real) = hash_to_check(Some(&hash));
+        assert!(real);
+        assert_eq!(checked.to_string(), hash);
+        assert!(verify_password_or_dummy("correct horse", Some(&hash)));
+    }
+
+    #[test]
+    fn the_dummy_hash_costs_what_a_real_one_does() {
+        let dummy = PasswordHash::new(dummy_hash()).unwrap();
+        let real_hash = hash_password("correct horse");
+        let real = PasswordHash::new(&real_hash).unwrap();
+        assert_eq!(dummy.algorithm, real.algorithm);
+        assert_eq!(dummy.version, real.version);
+        assert_eq!(dummy.params, real.params, "memory, iterations and lanes");
+        assert_eq!(dummy.hash.map(|output| output.len()), real.hash.map(|output| output.len()));
+        assert_eq!(dummy.salt.map(|salt| salt.len()), real.salt.map(|salt| salt.len()));
+        assert_ne!(dummy.hash, real.hash);
     }
 
     #[test]

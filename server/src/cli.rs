@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Parser, Subcommand};
 use db::{Db, Location};
 
-use crate::store::{Role, Store};
+use crate::store::{Role, Store, StoreError};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -90,6 +90,10 @@ enum CliError {
     NoSuchUser(String),
     #[error("a user named '{0}' exists already")]
     Exists(String),
+    #[error(
+        "the user name '{0}' mixes scripts or has characters that could pass for others; use letters of one script"
+    )]
+    Confusable(String),
     #[error("the password must have at least 8 characters")]
     ShortPassword,
     #[error("no password given")]
@@ -117,7 +121,9 @@ pub async fn run(args: Vec<String>, env: impl Fn(&str) -> Option<String>) -> Exi
     };
     match execute(admin, env).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error @ (CliError::Usage(_) | CliError::ShortPassword | CliError::NoPassword)) => {
+        Err(
+            error @ (CliError::Usage(_) | CliError::ShortPassword | CliError::NoPassword | CliError::Confusable(_)),
+        ) => {
             eprintln!("tourguide: {error}");
             ExitCode::from(2)
         }
@@ -137,7 +143,9 @@ async fn open(location: &Location) -> Result<Store, CliError> {
     for migrations in [crate::store::migrations(), runtime::migrations(), content::store::migrations()] {
         db.migrate(&migrations).await.map_err(|error| CliError::Open(error.to_string()))?;
     }
-    Ok(Store::new(db))
+    let store = Store::new(db);
+    crate::fill_name_keys(&store).await.map_err(|error| CliError::Open(error.to_string()))?;
+    Ok(store)
 }
 
 fn failed(error: impl std::fmt::Display) -> CliError {
@@ -194,8 +202,12 @@ async fn user(store: &Store, action: UserAction) -> Result<(), CliError> {
             if name.is_empty() || name.chars().count() > 64 {
                 return Err(CliError::Usage("a user name has 1 to 64 characters".into()));
             }
-            if store.user_by_name(&name).await.map_err(failed)?.is_some() {
-                return Err(CliError::Exists(name));
+            if crate::names::is_confusable(&name) {
+                return Err(CliError::Confusable(name));
+            }
+            // By its key: `BOB` is taken when `bob` is, and the sentence names the account.
+            if let Some(existing) = store.user_by_name(&name).await.map_err(failed)? {
+                return Err(CliError::Exists(existing.username));
             }
             let password = read_password(&name)?;
             let role = match role {
@@ -203,7 +215,11 @@ async fn user(store: &Store, action: UserAction) -> Result<(), CliError> {
                 RoleArg::Editor => Role::Editor,
             };
             let hash = crate::auth::hash_password(&password);
-            store.add_user(&name, &hash, role, may_approve_own).await.map_err(failed)?;
+            match store.add_user(&name, &hash, role, may_approve_own).await {
+                Ok(_) => {}
+                Err(StoreError::NameTaken) => return Err(CliError::Exists(name)),
+                Err(error) => return Err(failed(error)),
+            }
             let _ = writeln!(
                 out,
                 "Added {name} ({}{}).",

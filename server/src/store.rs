@@ -28,6 +28,9 @@ pub enum StoreError {
     Db(#[from] db::DbError),
     #[error("a stored value cannot be read: {0}")]
     Corrupt(String),
+    /// An account has this name already, or one with the same key (`names::key`).
+    #[error("the user name is taken")]
+    NameTaken,
 }
 
 #[derive(Clone, Debug)]

@@ -4,6 +4,7 @@
 use db::{now, on, on_read};
 
 use super::{Store, StoreError};
+use crate::names;
 
 /// What an account may do beyond its own conversations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +99,8 @@ impl Store {
         self.add_user(username, password_hash, Role::Editor, true).await
     }
 
+    /// `StoreError::NameTaken` when an account has the name or one with the same key; the
+    /// unique index decides, so two adding one name at once add it once.
     pub async fn add_user(
         &self,
         username: &str,
@@ -105,26 +108,33 @@ impl Store {
         role: Role,
         may_approve_own: bool,
     ) -> Result<i64, StoreError> {
-        Ok(on!(&self.db, pool => sqlx::query_scalar(
-            "INSERT INTO users (username, password_hash, role, may_approve_own, created_at)
-             VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        let added = on!(&self.db, pool => sqlx::query_scalar(
+            "INSERT INTO users (username, name_key, password_hash, role, may_approve_own, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
         )
         .bind(username)
+        .bind(names::key(username))
         .bind(password_hash)
         .bind(role.as_str())
         .bind(may_approve_own)
         .bind(now())
         .fetch_one(pool)
-        .await)?)
+        .await);
+        match added {
+            Ok(id) => Ok(id),
+            Err(sqlx::Error::Database(error)) if error.is_unique_violation() => Err(StoreError::NameTaken),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// Creates the user only while there is none; false when another process was first.
     pub async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<bool, StoreError> {
         let created = on!(&self.db, pool => sqlx::query(
-            "INSERT INTO users (username, password_hash, role, may_approve_own, created_at)
-             SELECT $1, $2, 'admin', $3, $4 WHERE NOT EXISTS (SELECT 1 FROM users)",
+            "INSERT INTO users (username, name_key, password_hash, role, may_approve_own, created_at)
+             SELECT $1, $2, $3, 'admin', $4, $5 WHERE NOT EXISTS (SELECT 1 FROM users)",
         )
         .bind(username)
+        .bind(names::key(username))
         .bind(password_hash)
         .bind(true)
         .bind(now())
@@ -147,13 +157,100 @@ impl Store {
         .await)?)
     }
 
+    /// The account a name means: by its key (`names::key`: `BOB` finds `bob`), or by the exact
+    /// name, which wins, for an account from before keys whose key another one had already.
     pub async fn user_by_name(&self, username: &str) -> Result<Option<UserRow>, StoreError> {
-        Ok(
-            on_read!(&self.db, pool => sqlx::query_as("SELECT id, username, password_hash, language, role, may_approve_own FROM users WHERE username = $1")
-            .bind(username)
-            .fetch_optional(pool)
-            .await)?,
+        Ok(on_read!(&self.db, pool => sqlx::query_as(
+            "SELECT id, username, password_hash, language, role, may_approve_own FROM users
+             WHERE name_key = $1 OR username = $2
+             ORDER BY CASE WHEN username = $2 THEN 0 ELSE 1 END LIMIT 1",
         )
+        .bind(names::key(username))
+        .bind(username)
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    /// Gives each account from before name keys its key, once per database (a start finds none
+    /// left). Two such accounts whose names have one key (`Bob` and `bob`) cannot both have it:
+    /// the older one gets it, the newer keeps none and signs in by its exact name, and the
+    /// operator is told. Returns the names left without a key.
+    pub async fn fill_name_keys(&self) -> Result<Vec<String>, StoreError> {
+        let missing: Vec<(i64, String)> = on_read!(&self.db, pool => sqlx::query_as(
+            "SELECT id, username FROM users WHERE name_key IS NULL ORDER BY id",
+        )
+        .fetch_all(pool)
+        .await)?;
+        let mut left = Vec::new();
+        for (id, username) in missing {
+            let filled = on!(&self.db, pool => sqlx::query(
+                "UPDATE users SET name_key = $1 WHERE id = $2 AND name_key IS NULL",
+            )
+            .bind(names::key(&username))
+            .bind(id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()));
+            match filled {
+                Ok(_) => {}
+                Err(sqlx::Error::Database(error)) if error.is_unique_violation() => left.push(username),
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(left)
+    }
+
+    /// The account a device cookie's token (hashed) was given to, while it lasts.
+    pub async fn device_owner(&self, token_hash: &str) -> Result<Option<i64>, StoreError> {
+        Ok(on_read!(&self.db, pool => sqlx::query_scalar(
+            "SELECT user_id FROM devices WHERE token_hash = $1 AND expires_at > $2",
+        )
+        .bind(token_hash)
+        .bind(now())
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    /// Records a browser the user signed in from; `replaces` is the device token it had, which
+    /// stops counting, so a copy of an old cookie is worth nothing once its browser signed in
+    /// again. A user keeps their newest `MAX_DEVICES` devices.
+    pub async fn add_device(
+        &self,
+        token_hash: &str,
+        user_id: i64,
+        expires_at: i64,
+        replaces: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let now = now();
+        if let Some(old) = replaces {
+            on!(&self.db, pool => sqlx::query("DELETE FROM devices WHERE token_hash = $1 AND user_id = $2")
+                .bind(old)
+                .bind(user_id)
+                .execute(pool)
+                .await
+                .map(|done| done.rows_affected()))?;
+        }
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO devices (token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(token_hash)
+        .bind(user_id)
+        .bind(now)
+        .bind(expires_at)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        on!(&self.db, pool => sqlx::query(
+            "DELETE FROM devices WHERE user_id = $1 AND (expires_at <= $2 OR token_hash NOT IN
+                 (SELECT token_hash FROM devices WHERE user_id = $1 ORDER BY created_at DESC, token_hash LIMIT $3))",
+        )
+        .bind(user_id)
+        .bind(now)
+        .bind(MAX_DEVICES)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
     }
 
     pub async fn create_session(
@@ -335,6 +432,10 @@ impl Store {
 }
 
 const HANDLE_CHARS: usize = 16;
+
+/// Device cookies kept per user: the browsers they sign in from, with room for a few cleared
+/// cookie jars.
+const MAX_DEVICES: i64 = 20;
 
 /// How a session is named to its user: the start of its token's hash.
 pub fn session_handle(token_hash: &str) -> &str {

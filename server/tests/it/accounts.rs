@@ -8,11 +8,11 @@ use std::process::{Command, Stdio};
 use serde_json::{json, Value};
 use server::store::Role;
 
-use crate::harness::{texts, Client, TestServer, PASSWORD};
+use crate::harness::{refused, texts, Client, TestServer, PASSWORD};
 use crate::scripted::{services, Effects};
 
 /// Runs the real binary's operator command with `stdin` as its input.
-fn command(database: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+pub(crate) fn command(database: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_server"))
         .args(args)
         .arg("--database")
@@ -109,7 +109,7 @@ async fn only_an_admin_manages_accounts_and_a_crafted_request_changes_nothing() 
         ("admin_end_sessions", vec![("account", "1")]),
     ] {
         let (status, body) = editor.call_json(name, &form).await;
-        assert_eq!((status, body), (403, json!("Forbidden")), "{name}");
+        assert_eq!((status, body), (403, refused("forbidden", "Your account may not do this.")), "{name}");
     }
     let (_, after) = admin.call_json("admin_accounts", &[]).await;
     assert_eq!(after, accounts, "nothing changed");
@@ -158,7 +158,7 @@ async fn an_editors_write_waits_for_a_reviewer_who_approves_it_in_the_inbox() {
     assert_eq!(conversation["card"]["needs_reviewer"], true, "{conversation}");
     let digest = conversation["card"]["digest"].as_str().unwrap().to_string();
     let approve = [("conversation_id", id.as_str()), ("digest", digest.as_str()), ("decision", "approve")];
-    assert_eq!(editor.call_json("decide", &approve).await, (403, json!("NeedsReviewer")));
+    assert_eq!(editor.call_json("decide", &approve).await, (403, refused("needs_reviewer", "You cannot approve your own change: it waits for a reviewer (an admin or a colleague who may approve), who decides it under Waiting.")));
     assert!(effects.titles.lock().unwrap().is_empty());
     // A tour cannot wait for a reviewer (only its initiator decides it): not for this account.
     let (status, _) = editor.call_json("create_conversation", &[("skill", "page-tour")]).await;
@@ -181,10 +181,13 @@ async fn an_editors_write_waits_for_a_reviewer_who_approves_it_in_the_inbox() {
             ("run", run.to_string()),
         ]
     };
-    assert_eq!(decide_with(&bystander, as_reviewer("approve")).await, (404, json!("NotFound")));
+    assert_eq!(
+        decide_with(&bystander, as_reviewer("approve")).await,
+        (404, refused("not_found", "Conversation not found."))
+    );
     assert_eq!(
         decide_with(&reviewer, as_reviewer("deny")).await,
-        (403, json!("Forbidden")),
+        (403, refused("forbidden", "Your account may not do this.")),
         "denying stays with the owner"
     );
     let (status, body) = decide_with(&reviewer, as_reviewer("approve")).await;
@@ -194,7 +197,7 @@ async fn an_editors_write_waits_for_a_reviewer_who_approves_it_in_the_inbox() {
     assert_eq!(*effects.titles.lock().unwrap(), vec!["A better title".to_string()]);
     assert_eq!(
         decide_with(&reviewer, as_reviewer("approve")).await,
-        (409, json!("NotAwaitingApproval")),
+        (409, refused("not_awaiting_approval", "This conversation is not waiting for an approval.")),
         "decided once"
     );
     server.stop().await;
@@ -202,18 +205,25 @@ async fn an_editors_write_waits_for_a_reviewer_who_approves_it_in_the_inbox() {
 
 #[tokio::test]
 async fn sign_in_attempts_are_limited_per_user_name_and_per_address() {
-    let server = TestServer::start_limited().await;
+    // Two attempts a minute per name, six per address. Every attempt runs argon2 (a dummy hash for a
+    // name without an account), and at the default rate (a cell back every two seconds for the
+    // address) a busy machine could not make thirty in time.
+    let server =
+        TestServer::start_adjusted(|config| config.login_attempts = std::num::NonZeroU32::new(2).unwrap()).await;
     let client = server.client();
-    // Ten guesses at one name in a minute, then the name is refused even with the right password.
-    for _ in 0..10 {
+    // Two guesses at one name in a minute, then the name is refused even with the right password.
+    for _ in 0..2 {
         let (status, _) = client.call_json("login", &[("username", "demo"), ("password", "guess-password")]).await;
         assert_eq!(status, 401);
     }
     let (status, body) = client.call_json("login", &[("username", "demo"), ("password", PASSWORD)]).await;
-    assert_eq!((status, body), (429, json!("TooManyAttempts")));
-    // The address has three times as many (30, of which 11 are used): other names go on until
+    assert_eq!(
+        (status, body),
+        (429, refused("too_many_attempts", "Too many sign-in attempts. Wait a minute and try again."))
+    );
+    // The address has three times as many (6, of which 3 are used): other names go on until
     // that runs out too.
-    for index in 0..19 {
+    for index in 0..3 {
         let name = format!("someone-{index}");
         let (status, _) = client.call_json("login", &[("username", name.as_str()), ("password", "guess")]).await;
         assert_eq!(status, 401, "attempt {index}");
@@ -242,8 +252,14 @@ async fn a_user_sees_their_sessions_and_ends_the_others_but_not_someone_elses() 
     assert!(other["ends"].as_str().unwrap().starts_with("in 13 days") || other["ends"] == "in 14 days", "{other}");
 
     // Someone else cannot end it, nor does a malformed handle change anything.
-    assert_eq!(stranger.call_json("end_session", &[("handle", handle)]).await, (404, json!("NotFound")));
-    assert_eq!(laptop.call_json("end_session", &[("handle", "%")]).await, (404, json!("NotFound")));
+    assert_eq!(
+        stranger.call_json("end_session", &[("handle", handle)]).await,
+        (404, refused("not_found", "Conversation not found."))
+    );
+    assert_eq!(
+        laptop.call_json("end_session", &[("handle", "%")]).await,
+        (404, refused("not_found", "Conversation not found."))
+    );
     assert_eq!(phone.call_json("session", &[]).await.0, 200);
 
     let (status, _) = laptop.call_json("end_session", &[("handle", handle)]).await;
@@ -292,18 +308,30 @@ async fn a_card_an_editors_chat_moved_on_from_is_reviewed_in_the_inbox_too() {
         ]
     };
     let digest = card["digest"].as_str().unwrap();
-    assert_eq!(decide_with(&editor, form(digest, "approve")).await, (403, json!("NeedsReviewer")));
+    assert_eq!(decide_with(&editor, form(digest, "approve")).await, (403, refused("needs_reviewer", "You cannot approve your own change: it waits for a reviewer (an admin or a colleague who may approve), who decides it under Waiting.")));
 
     // The reviewer sees it, marked as moved on; bad input changes nothing.
     let (_, inbox) = reviewer.call_json("inbox", &[]).await;
     let item = inbox["items"].as_array().unwrap().iter().find(|item| item["run_id"] == run.as_str()).unwrap().clone();
     assert_eq!((item["review_of"].clone(), item["moved_on"].clone()), (json!("ed"), json!(true)));
     assert_eq!(item["card"]["answers"], "review");
-    assert_eq!(decide_with(&reviewer, form(digest, "deny")).await, (403, json!("Forbidden")));
-    assert_eq!(decide_with(&reviewer, form(&"0".repeat(64), "approve")).await, (409, json!("CardChanged")));
+    assert_eq!(
+        decide_with(&reviewer, form(digest, "deny")).await,
+        (403, refused("forbidden", "Your account may not do this."))
+    );
+    assert_eq!(
+        decide_with(&reviewer, form(&"0".repeat(64), "approve")).await,
+        (
+            409,
+            refused(
+                "card_changed",
+                "The card changed after it was shown, so nothing was carried out. Check the card and decide again."
+            )
+        )
+    );
     let mut elsewhere = form(digest, "approve");
     elsewhere[3].1 = uuid::Uuid::new_v4().to_string();
-    assert_eq!(decide_with(&reviewer, elsewhere).await, (404, json!("NotFound")));
+    assert_eq!(decide_with(&reviewer, elsewhere).await, (404, refused("not_found", "Conversation not found.")));
     assert!(effects.titles.lock().unwrap().is_empty());
 
     // Approved by the reviewer: applied once, its answer joins the editor's chat.
