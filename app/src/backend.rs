@@ -46,6 +46,9 @@ impl CurrentUser {
 pub struct NewSession {
     pub token: String,
     pub max_age_seconds: i64,
+    /// The device cookie's new value ([`DEVICE_COOKIE`]), which replaces the one the browser had.
+    pub device_token: Option<String>,
+    pub device_max_age_seconds: i64,
 }
 
 /// Signing in and out, and what the header shows of the session.
@@ -243,17 +246,14 @@ fn browser_lang_of(parts: &axum::http::request::Parts) -> Lang {
         .unwrap_or_default()
 }
 
-/// Whether the browser reached us over TLS (directly or through a proxy that says so), so the
-/// session cookie can be marked `Secure`.
+/// Put on a request by the server when the browser reached it over TLS: the operator said so
+/// (`--public-url https://…`), or a trusted proxy did. A request's own headers are not believed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Https;
+
+/// Whether the browser reached us over TLS, so cookies can be marked `Secure`.
 pub fn request_is_https() -> bool {
-    use_context::<axum::http::request::Parts>().is_some_and(|parts| {
-        parts.uri.scheme_str() == Some("https")
-            || parts
-                .headers
-                .get("x-forwarded-proto")
-                .and_then(|value| value.to_str().ok())
-                .is_some_and(|proto| proto.eq_ignore_ascii_case("https"))
-    })
+    use_context::<axum::http::request::Parts>().is_some_and(|parts| parts.extensions.get::<Https>().is_some())
 }
 
 /// The `Set-Cookie` value for the session cookie (`Max-Age=0` removes it).
@@ -262,30 +262,53 @@ pub fn session_cookie(token: &str, max_age_seconds: i64) -> String {
     format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_seconds}{secure}")
 }
 
-/// The raw session token of this request, if it carries one.
-/// Where a sign-in comes from: the peer's address (for the limit on attempts) and the browser it
-/// names (shown in the user's list of sessions).
+/// The name of the device cookie: a browser that signed in before, whose sign-ins the server lets
+/// past the limit on attempts per user name, which anyone can use up. Sent to the sign-in alone.
+pub const DEVICE_COOKIE: &str = "tourguide_device";
+
+/// The `Set-Cookie` value for the device cookie.
+pub fn device_cookie(token: &str, max_age_seconds: i64) -> String {
+    let secure = if request_is_https() { "; Secure" } else { "" };
+    format!("{DEVICE_COOKIE}={token}; Path=/api/login; HttpOnly; SameSite=Lax; Max-Age={max_age_seconds}{secure}")
+}
+
+/// Where a sign-in comes from: the client's address (for the limit on attempts), the browser it
+/// names (shown in the user's list of sessions) and its device cookie, if it has one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ClientInfo {
     pub address: Option<std::net::IpAddr>,
     pub agent: Option<String>,
+    pub device: Option<String>,
 }
 
 /// The request's client.
 pub fn client_info() -> ClientInfo {
-    let agent = use_context::<axum::http::request::Parts>().and_then(|parts| {
+    let parts = use_context::<axum::http::request::Parts>();
+    let agent = parts.as_ref().and_then(|parts| {
         let agent = parts.headers.get(axum::http::header::USER_AGENT)?.to_str().ok()?;
         Some(agent.chars().take(300).collect())
     });
-    ClientInfo { address: client_address(), agent }
+    let device = parts.as_ref().and_then(|parts| cookie_in(&parts.headers, DEVICE_COOKIE));
+    ClientInfo { address: client_address(), agent, device }
 }
 
-/// The address the request came from (the peer of its connection), for per-client limits.
+/// The client's address as the server resolved it (`--trusted-proxies`: the connection's peer,
+/// or what a trusted proxy says in `X-Forwarded-For`), put into the request's extensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub std::net::IpAddr);
+
+/// The address the request came from, for per-client limits and logs: the server's
+/// [`ClientAddress`], else the peer of its connection.
 pub fn client_address() -> Option<std::net::IpAddr> {
     let parts = use_context::<axum::http::request::Parts>()?;
-    parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip())
+    parts
+        .extensions
+        .get::<ClientAddress>()
+        .map(|client| client.0)
+        .or_else(|| parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|info| info.0.ip()))
 }
 
+/// The raw session token of this request, if it carries one.
 pub fn session_token() -> Option<String> {
     session_token_in(&use_context::<axum::http::request::Parts>()?.headers)
 }
@@ -293,10 +316,14 @@ pub fn session_token() -> Option<String> {
 /// The session token among a request's cookies; the one reading of the cookie, shared with the
 /// server's session middleware.
 pub fn session_token_in(headers: &axum::http::HeaderMap) -> Option<String> {
+    cookie_in(headers, SESSION_COOKIE)
+}
+
+fn cookie_in(headers: &axum::http::HeaderMap, cookie: &str) -> Option<String> {
     headers.get_all(axum::http::header::COOKIE).iter().find_map(|value| {
         value.to_str().ok()?.split(';').find_map(|pair| {
             let (name, value) = pair.trim().split_once('=')?;
-            (name == SESSION_COOKIE).then(|| value.to_string())
+            (name == cookie).then(|| value.to_string())
         })
     })
 }

@@ -133,6 +133,9 @@ catalogue! {
     MessagePlaceholder => "Write a message…", "Nachricht schreiben…";
     Send => "Send", "Senden";
     Working => "The assistant is writing…", "Der Assistent schreibt…";
+    // Outside content: an image in the assistant's text is a link naming where it points
+    ImageFromHost => "Image from {} — open", "Bild von {} — öffnen";
+    ImageOnThisSite => "Image on this site — open", "Bild auf dieser Website — öffnen";
     WelcomeTitle => "Welcome to Tourguide", "Willkommen bei Tourguide";
     WelcomeBody => "Start a new conversation, or pick one from the list.", "Beginne eine neue Unterhaltung oder wähle eine aus der Liste.";
     NotFoundTitle => "Page not found", "Seite nicht gefunden";
@@ -149,6 +152,8 @@ catalogue! {
     ErrorInternal => "Something went wrong on the server. Please try again.", "Auf dem Server ist etwas schiefgegangen. Bitte versuche es erneut.";
     ErrorUnavailable => "It could not be checked whether the assistant still waits here, so nothing was changed. Please try again in a moment.", "Es ließ sich nicht prüfen, ob der Assistent hier noch wartet, daher wurde nichts geändert. Bitte versuche es gleich noch einmal.";
     ErrorTransport => "The request could not be completed. Please try again.", "Die Anfrage konnte nicht abgeschlossen werden. Bitte versuche es erneut.";
+    // error codes (a framework error as a sentence)
+    ErrorBadRequest => "The request is missing a field or a field has the wrong form.", "Der Anfrage fehlt ein Feld, oder ein Feld hat die falsche Form.";
     ErrorEmptyMessage => "The message is empty.", "Die Nachricht ist leer.";
     ErrorMessageTooLong => "The message is too long.", "Die Nachricht ist zu lang.";
     ErrorProviderFailed => "The model could not be reached. Send your message again to retry.", "Das Modell war nicht erreichbar. Sende deine Nachricht erneut, um es noch einmal zu versuchen.";
@@ -220,7 +225,9 @@ catalogue! {
     NavInbox => "Waiting", "Wartend";
     ErrorPasswordLength => "A password has 8 to 200 characters.", "Ein Passwort hat 8 bis 200 Zeichen.";
     ErrorUsername => "A user name has 1 to 64 characters.", "Ein Benutzername hat 1 bis 64 Zeichen.";
-    ErrorUsernameTaken => "This user name is taken.", "Dieser Benutzername ist vergeben.";
+    // sign-in that tells nothing: names that differ only in case or width are one name
+    ErrorUsernameTaken => "This user name is already taken.", "Dieser Benutzername ist bereits vergeben.";
+    ErrorUsernameConfusable => "This user name mixes scripts or has characters that could pass for others (such as a Cyrillic о in a Latin name). Use letters of one script.", "Dieser Benutzername mischt Schriften oder enthält Zeichen, die mit anderen verwechselt werden können (etwa ein kyrillisches о in einem lateinischen Namen). Bitte Buchstaben einer Schrift verwenden.";
     ErrorOwnAdminRole => "You cannot take away your own admin role.", "Du kannst dir die Administrationsrolle nicht selbst nehmen.";
     NavAdmin => "Accounts", "Konten";
     Ago => "{} ago", "vor {}";
@@ -270,6 +277,19 @@ catalogue! {
     McpDown => "not reachable", "nicht erreichbar";
     McpRetryIn => "next attempt in", "nächster Versuch in";
     McpNoTools => "No tools while it is not connected.", "Keine Werkzeuge, solange er nicht verbunden ist.";
+    // MCP problems by kind (secrets stay inside)
+    McpProblemCannotStart => "Its command could not be started.", "Sein Befehl ließ sich nicht starten.";
+    McpProblemExited => "Its process ended.", "Sein Prozess wurde beendet.";
+    McpProblemUnreachable => "Its address could not be reached.", "Seine Adresse war nicht erreichbar.";
+    McpProblemDisconnected => "The connection to it closed.", "Die Verbindung zu ihm wurde geschlossen.";
+    McpProblemRefused => "It refused the connection.", "Er hat die Verbindung abgelehnt.";
+    McpProblemCredentials => "It refused the credentials.", "Er hat die Zugangsdaten abgelehnt.";
+    McpProblemHandshake => "The MCP handshake with it failed.", "Der MCP-Handshake mit ihm ist fehlgeschlagen.";
+    McpProblemTimedOut => "It did not answer in time.", "Er hat nicht rechtzeitig geantwortet.";
+    McpProblemProtocol => "It did not answer as an MCP server does.", "Er hat nicht wie ein MCP-Server geantwortet.";
+    McpProblemMisconfigured => "Its configuration cannot be used as given.", "Seine Konfiguration lässt sich so nicht verwenden.";
+    McpAddress => "Address", "Adresse";
+    McpCommand => "Command", "Befehl";
     EffectReads => "reads", "liest";
     EffectWritesIdempotent => "writes (safe to repeat)", "schreibt (wiederholbar)";
     EffectWrites => "writes", "schreibt";
@@ -313,6 +333,8 @@ catalogue! {
     ApprovalArguments => "Arguments", "Argumente";
     ApprovalWrites => "Changes content", "Ändert Inhalte";
     ApprovalReads => "Reads only", "Liest nur";
+    // Approval card: open-world calls in a conversation with outside content
+    ApprovalSendsOut => "This call can send text from this conversation to {}.", "Dieser Aufruf kann Text aus dieser Unterhaltung an {} senden.";
     ApprovalDetails => "Show technical details", "Technische Details anzeigen";
     PreviewCurrent => "Now", "Bisher";
     PreviewProposed => "Proposed", "Neu";

@@ -324,6 +324,10 @@ pub struct PendingCallView {
     pub tool_registered: bool,
     #[serde(default)]
     pub preview: Option<PreviewView>,
+    /// The call waits because it could send the conversation's text out, to this (the tool's
+    /// source): the conversation holds outside content, and the tool reaches the open world.
+    #[serde(default)]
+    pub sends_out_to: Option<String>,
 }
 
 /// Why a card was denied, in a process run.
@@ -484,14 +488,42 @@ pub enum McpServerStatus {
     Ready,
     /// Failed or gone; tried again in `retry_in_seconds`.
     Down {
-        problem: String,
+        problem: McpProblemView,
         retry_in_seconds: u64,
     },
+}
+
+/// Why an MCP server is down, as a kind the page says in the reader's language (never the
+/// library's text, which may carry the server's URL with its key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum McpProblemView {
+    CannotStart,
+    Exited,
+    Unreachable,
+    Disconnected,
+    Refused { status: u16 },
+    CredentialsRefused,
+    Handshake,
+    TimedOut,
+    Protocol,
+    Misconfigured,
+}
+
+/// Where an MCP server is, for an admin: the URL with query values and userinfo masked, or the
+/// command's program name (no arguments, no environment).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpPlaceView {
+    Url(String),
+    Program(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerView {
     pub name: String,
+    /// Only for an admin; an editor sees the name, the state and the tools.
+    pub place: Option<McpPlaceView>,
     pub status: McpServerStatus,
     pub tools: Vec<ToolView>,
 }

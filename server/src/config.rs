@@ -39,6 +39,39 @@ pub struct Config {
     /// When set, `/metrics` answers only a scrape that sends it as a bearer token. From the
     /// environment only: a command line is visible to every user of the host.
     pub metrics_token: Option<String>,
+    /// Reverse proxies whose `X-Forwarded-For` names the client (`--trusted-proxies`); none by
+    /// default, and then the connection's peer is the client.
+    pub trusted_proxies: crate::proxies::TrustedProxies,
+    /// The address people reach this server at, when it is behind TLS: `https://…` makes every
+    /// cookie `Secure` and sends HSTS, whatever a request's headers claim.
+    pub public_url: Option<PublicUrl>,
+}
+
+/// `--public-url`: the scheme and host people use, without a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicUrl {
+    pub https: bool,
+    /// `scheme://host[:port]`, as a browser's `Origin` names it.
+    pub origin: String,
+}
+
+impl PublicUrl {
+    pub fn parse(text: &str) -> Option<PublicUrl> {
+        let text = text.trim().trim_end_matches('/');
+        let (scheme, rest) = text.split_once("://")?;
+        let https = match scheme.to_ascii_lowercase().as_str() {
+            "https" => true,
+            "http" => false,
+            _ => return None,
+        };
+        // A host (and port) only: a path, query or user name has no meaning for an origin.
+        let host_ok = !rest.is_empty()
+            && rest.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+        host_ok.then(|| PublicUrl {
+            https,
+            origin: format!("{}://{}", scheme.to_ascii_lowercase(), rest.to_ascii_lowercase()),
+        })
+    }
 }
 
 pub const DEFAULT_WORKER_JOBS: std::num::NonZeroUsize = std::num::NonZeroUsize::new(8).unwrap();
@@ -73,6 +106,12 @@ pub enum ConfigError {
     BadLoginAttempts(String),
     #[error("'{0}' is not a valid session length (expected a duration such as 14d or 12h, at least 5m)")]
     BadSessionLength(String),
+    #[error("'{0}' is not a valid public URL (expected e.g. https://chat.example.com, without a path)")]
+    BadPublicUrl(String),
+    #[error(
+        "'{0}' is not a list of trusted proxies (expected IP addresses or CIDR ranges, e.g. 127.0.0.1,10.0.0.0/8)"
+    )]
+    BadTrustedProxies(String),
     #[error("'{0}' is not a log format (expected text or json)")]
     BadLogFormat(String),
     #[error("with --web off and --worker off this process would do nothing")]
@@ -138,6 +177,15 @@ struct Args {
     /// How long a sign-in lasts: e.g. 14d, 12h [TOURGUIDE_SESSION_LENGTH] (default 14d)
     #[arg(long, value_name = "DURATION")]
     session_length: Option<String>,
+    /// Reverse proxies (IP addresses or CIDR ranges, comma-separated) whose X-Forwarded-For
+    /// names the client, for the limit on sign-in attempts per address and the logs
+    /// [TOURGUIDE_TRUSTED_PROXIES] (default none: the connection's peer is the client)
+    #[arg(long, value_name = "ADDR[,ADDR…]")]
+    trusted_proxies: Option<String>,
+    /// The address people reach this server at, e.g. https://chat.example.com: with https, the
+    /// cookies are always Secure and HSTS is sent [TOURGUIDE_PUBLIC_URL] (default none)
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
 }
 
 /// Whether these arguments and this environment ask for JSON logs. Read before the rest of the
@@ -272,7 +320,18 @@ impl Config {
                 duration(&text).filter(|length| length.as_secs() >= 300).ok_or(ConfigError::BadSessionLength(text))?
             }
         };
+        let public_url = match args.public_url.or_else(|| env("TOURGUIDE_PUBLIC_URL")) {
+            None => None,
+            Some(text) if text.trim().is_empty() => None,
+            Some(text) => Some(PublicUrl::parse(&text).ok_or(ConfigError::BadPublicUrl(text))?),
+        };
+        let trusted_proxies = match args.trusted_proxies.or_else(|| env("TOURGUIDE_TRUSTED_PROXIES")) {
+            None => Default::default(),
+            Some(text) => crate::proxies::TrustedProxies::parse(&text).ok_or(ConfigError::BadTrustedProxies(text))?,
+        };
         Ok(Config {
+            trusted_proxies,
+            public_url,
             session_length,
             login_attempts,
             json_logs,
@@ -405,6 +464,45 @@ mod tests {
             assert_eq!(
                 parse(&[], &[&format!("--worker-jobs={bad}")]).unwrap_err(),
                 ConfigError::BadWorkerJobs(bad.to_string()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_public_url_is_an_origin_with_a_scheme() {
+        assert_eq!(parse(&[], &[]).unwrap().public_url, None);
+        let https = parse(&[("TOURGUIDE_PUBLIC_URL", "https://Chat.Example.com/")], &[]).unwrap().public_url.unwrap();
+        assert_eq!(https, PublicUrl { https: true, origin: "https://chat.example.com".into() });
+        let plain = parse(&[], &["--public-url", "http://127.0.0.1:3000"]).unwrap().public_url.unwrap();
+        assert!(!plain.https);
+        for bad in
+            ["chat.example.com", "ftp://chat.example.com", "https://", "https://chat.example.com/app", "https://u:p@x"]
+        {
+            assert_eq!(
+                parse(&[], &["--public-url", bad]).unwrap_err(),
+                ConfigError::BadPublicUrl(bad.to_string()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_ranges() {
+        assert!(parse(&[], &[]).unwrap().trusted_proxies.is_empty());
+        let env = [("TOURGUIDE_TRUSTED_PROXIES", "10.0.0.0/8")];
+        let from_env = parse(&env, &[]).unwrap().trusted_proxies;
+        assert_eq!(from_env, crate::proxies::TrustedProxies::parse("10.0.0.0/8").unwrap());
+        let from_args = parse(&env, &["--trusted-proxies", "127.0.0.1,::1"]).unwrap().trusted_proxies;
+        assert_eq!(
+            from_args,
+            crate::proxies::TrustedProxies::parse("127.0.0.1, ::1").unwrap(),
+            "the command line wins"
+        );
+        for bad in ["proxy.internal", "10.0.0.0/40", "127.0.0.1;10.0.0.1"] {
+            assert_eq!(
+                parse(&[], &["--trusted-proxies", bad]).unwrap_err(),
+                ConfigError::BadTrustedProxies(bad.to_string()),
                 "{bad}"
             );
         }

@@ -12,7 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
 use crate::store::Store;
-use crate::{attachment_route, auth, MAX_BODY_BYTES};
+use crate::{attachment_route, auth, headers, MAX_BODY_BYTES};
 
 /// Why a request does not reach its handler; each check's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +53,23 @@ impl IntoResponse for Refusal {
 pub struct Edge {
     pub store: Store,
     pub attachment_limit: usize,
+    pub headers: std::sync::Arc<headers::Policy>,
+    pub proxies: std::sync::Arc<crate::proxies::TrustedProxies>,
 }
 
-pub async fn guard(State(edge): State<Edge>, request: Request, next: Next) -> Response {
+pub async fn guard(State(edge): State<Edge>, mut request: Request, next: Next) -> Response {
+    let nonce = headers::with_nonce(&mut request);
+    if edge.headers.https || edge.proxies.forwarded_https(&request) {
+        request.extensions_mut().insert(app::backend::Https);
+    }
+    let mut response = checked_run(&edge, request, next).await;
+    headers::apply(&edge.headers, Some(&nonce), response.headers_mut());
+    response
+}
+
+async fn checked_run(edge: &Edge, request: Request, next: Next) -> Response {
     let checked = async {
+        let request = edge.proxies.resolve(request);
         let request = limit_body(request, edge.attachment_limit)?;
         auth::refuse_cross_site(&request)?;
         let request = auth::with_session(&edge.store, request).await?;

@@ -15,11 +15,14 @@ pub mod drafts;
 pub mod edge;
 pub mod events;
 pub mod handback;
+pub mod headers;
 pub mod health;
 pub mod inbox;
 pub mod input_route;
 pub mod markdown;
+pub mod names;
 pub mod pages;
+pub mod proxies;
 pub mod skills;
 pub mod store;
 pub mod telemetry;
@@ -104,6 +107,9 @@ pub struct Shared {
     pub worker: health::WorkerAlive,
     pub assets: Arc<assets::SiteAssets>,
     pub metrics: telemetry::MetricsState,
+    pub headers: Arc<headers::Policy>,
+    /// Whose `X-Forwarded-For` names the client (`--trusted-proxies`).
+    pub trusted_proxies: Arc<proxies::TrustedProxies>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -172,10 +178,25 @@ pub fn router(state: AppState, backends: Backends) -> Router {
     let files = state.assets.site_files();
     let site_root = std::path::PathBuf::from(options.site_root.as_ref());
     let static_files = assets::router(&site_root, (*state.assets).clone());
+    let policy = state.headers.clone();
     let guard = axum::middleware::from_fn_with_state(
-        edge::Edge { store: state.store.clone(), attachment_limit: state.chat.attachment_limit() },
+        edge::Edge {
+            store: state.store.clone(),
+            attachment_limit: state.chat.attachment_limit(),
+            headers: policy.clone(),
+            proxies: state.trusted_proxies.clone(),
+        },
         edge::guard,
     );
+    // The built files pass no request checks, but carry the headers every response does.
+    let static_files =
+        static_files.layer(axum::middleware::map_response(move |mut response: axum::response::Response| {
+            let policy = policy.clone();
+            async move {
+                headers::apply_common(&policy, response.headers_mut());
+                response
+            }
+        }));
     // Event streams stay out of the compression layer below. It never compresses them, but its
     // body type holds every encoder's state inline (5.8 KB), and an open stream keeps its body
     // for as long as it is open.
@@ -190,11 +211,25 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
         .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
-        .leptos_routes_with_context(&state, routes, move || provide_context(backends.clone()), {
-            let files = files.clone();
-            move || shell(options.clone(), files.clone())
-        })
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(move |options| shell(options, files.clone())))
+        .leptos_routes_with_context(
+            &state,
+            routes,
+            {
+                let backends = backends.clone();
+                move || {
+                    provide_context(backends.clone());
+                    provide_request_nonce();
+                }
+            },
+            {
+                let files = files.clone();
+                move || shell(options.clone(), files.clone())
+            },
+        )
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            provide_request_nonce,
+            move |options| shell(options, files.clone()),
+        ))
         .layer(guard)
         .with_state(state);
     // Pages and JSON compressed as they are sent; the bundle under /pkg was compressed at build
@@ -207,6 +242,16 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .quality(tower_http::compression::CompressionLevel::Precise(4))
         .compress_when(DefaultPredicate::new().and(SizeAbove::new(1024)));
     static_files.merge(app).layer(compression).merge(events)
+}
+
+/// The page renders with the nonce the request checks made for it (`headers::with_nonce`), the
+/// one its Content-Security-Policy names, instead of the random one Leptos provides by itself.
+fn provide_request_nonce() {
+    let nonce = leptos::prelude::use_context::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<leptos::nonce::Nonce>().cloned());
+    if let Some(nonce) = nonce {
+        provide_context(nonce);
+    }
 }
 
 /// Creates the demo user on first start, so the embedded defaults give a usable app.
@@ -226,6 +271,15 @@ pub async fn ensure_demo_user(store: &Store, password: Option<&str>) -> Result<(
         println!("Created the demo user. Sign in as 'demo' with the password '{password}' (shown only once).");
     } else {
         println!("Created the demo user 'demo' with the password from TOURGUIDE_DEMO_PASSWORD.");
+    }
+    Ok(())
+}
+
+/// Gives the accounts from before name keys theirs, and names those that must keep signing in by
+/// their exact name because another account has their key (`Store::fill_name_keys`).
+pub async fn fill_name_keys(store: &Store) -> Result<(), StoreError> {
+    for username in store.fill_name_keys().await? {
+        tracing::warn!(%username, "another account's name differs from this one only in case or width; it signs in by its exact name alone, and new accounts of that name are refused");
     }
     Ok(())
 }
@@ -289,6 +343,7 @@ pub async fn serve(config: &Config, services: Services) -> Result<Running, Start
     let db = open_database(config).await?;
     let store = Store::new(db.clone());
     ensure_demo_user(&store, config.demo_password.as_deref()).await?;
+    fill_name_keys(&store).await?;
     let seeded = content::seed::seed_if_empty(&ContentStore::new(db)).await?;
     if seeded > 0 {
         tracing::info!(pages = seeded, "seeded the demo site");
@@ -451,6 +506,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
             runtime: runtime.clone(),
             token: config.metrics_token.as_deref().map(Arc::from),
         },
+        headers: Arc::new(headers::Policy::new(config.public_url.as_ref())),
+        trusted_proxies: Arc::new(config.trusted_proxies.clone()),
     }));
     let app = router(state, backends);
 

@@ -71,6 +71,10 @@ async fn hashed_files_are_immutable_and_precompressed_by_negotiation() {
         assert_eq!(headers.get(VARY).unwrap(), "accept-encoding");
         assert_eq!(headers.get(CONTENT_ENCODING).map(|v| v.to_str().unwrap()), encoding, "{accept:?}");
         assert_eq!(headers.get("content-type").unwrap(), "application/wasm");
+        // The built files carry the headers every response does.
+        assert_eq!(headers.get("x-content-type-options").unwrap(), "nosniff");
+        assert_eq!(headers.get("x-frame-options").unwrap(), "DENY");
+        assert!(headers.get("content-security-policy").unwrap().to_str().unwrap().contains("frame-ancestors 'none'"));
         assert_eq!(response.text().await.unwrap(), body, "{accept:?}");
     }
 

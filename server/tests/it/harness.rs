@@ -32,6 +32,11 @@ pub struct TestServer {
 /// Where the database of the test that owns `dir` lives: a SQLite file in it, or, when
 /// `TOURGUIDE_TEST_POSTGRES` names a server, a database of its own there. The choice is written
 /// into `dir`, so a server restarted on the same folder finds the same database.
+/// A server function's error as a JSON client reads it: its code and the sentence (English).
+pub fn refused(code: &str, message: &str) -> Value {
+    serde_json::json!({ "code": code, "message": message })
+}
+
 pub async fn location_in(dir: &tempfile::TempDir) -> Location {
     let marker = dir.path().join("postgres-url");
     if let Ok(url) = std::fs::read_to_string(&marker) {
@@ -65,6 +70,8 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         login_attempts: std::num::NonZeroU32::new(100_000).unwrap(),
         session_length: Duration::from_secs(14 * 86_400),
         metrics_token: None,
+        public_url: None,
+        trusted_proxies: Default::default(),
     }
 }
 
@@ -94,11 +101,11 @@ impl TestServer {
         TestServer { running: Some(running), base, dir }
     }
 
-    /// A server with the default limit on sign-in attempts.
-    pub async fn start_limited() -> TestServer {
+    /// A server with the demo model and the test configuration as `adjust` leaves it.
+    pub async fn start_adjusted(adjust: impl FnOnce(&mut Config)) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let mut config = config_in(&dir, true).await;
-        config.login_attempts = server::config::DEFAULT_LOGIN_ATTEMPTS;
+        adjust(&mut config);
         let running = server::serve(&config, Services::new(Arc::new(demo::DemoProvider))).await.expect("server starts");
         let base = format!("http://{}", running.address.expect("the server listens"));
         TestServer { running: Some(running), base, dir }
@@ -229,6 +236,7 @@ impl Client {
         self.http.post(format!("{}/api/{name}", self.base)).form(form).send().await.unwrap()
     }
 
+    /// The status and the body (JSON if it is; an error is [`refused`]'s shape).
     pub async fn call_json(&self, name: &str, form: &[(&str, &str)]) -> (u16, Value) {
         let response = self.call(name, form).await;
         let status = response.status().as_u16();

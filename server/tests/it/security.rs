@@ -1,4 +1,4 @@
-use crate::harness::TestServer;
+use crate::harness::{refused, TestServer};
 
 #[tokio::test]
 async fn without_a_session_pages_redirect_and_functions_refuse() {
@@ -11,7 +11,7 @@ async fn without_a_session_pages_redirect_and_functions_refuse() {
 
     let (status, error) = client.call_json("conversations", &[]).await;
     assert_eq!(status, 401);
-    assert_eq!(error, serde_json::json!("Unauthenticated"));
+    assert_eq!(error, refused("unauthenticated", "Please sign in first."));
 
     let (status, _) = client.call_json("login", &[("username", "demo"), ("password", "wrong")]).await;
     assert_eq!(status, 401);
@@ -102,15 +102,35 @@ async fn signing_out_ends_the_session() {
 }
 
 #[tokio::test]
-async fn the_session_cookie_is_http_only_and_secure_behind_tls() {
+async fn the_session_cookie_is_http_only_and_secure_only_when_the_operator_says_https() {
     let server = TestServer::start().await;
     let client = server.client();
     let plain = client.call("login", &[("username", "demo"), ("password", crate::harness::PASSWORD)]).await;
     let cookie = plain.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"), "{cookie}");
     assert!(!cookie.contains("Secure"), "plain HTTP cannot keep a Secure cookie: {cookie}");
+    assert!(plain.headers().get("strict-transport-security").is_none());
 
-    let proxied = client
+    // Anyone can send X-Forwarded-Proto; without a trusted proxy it says nothing.
+    let claimed = client
+        .http
+        .post(format!("{}/api/login", server.base))
+        .header("x-forwarded-proto", "https")
+        .form(&[("username", "demo"), ("password", crate::harness::PASSWORD)])
+        .send()
+        .await
+        .unwrap();
+    let cookie = claimed.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(!cookie.contains("Secure"), "{cookie}");
+    server.stop().await;
+
+    // From a proxy the operator trusts, it is believed.
+    let server = TestServer::start_adjusted(|config| {
+        config.trusted_proxies = server::proxies::TrustedProxies::parse("127.0.0.1").unwrap();
+    })
+    .await;
+    let proxied = server
+        .client()
         .http
         .post(format!("{}/api/login", server.base))
         .header("x-forwarded-proto", "https")
@@ -120,6 +140,101 @@ async fn the_session_cookie_is_http_only_and_secure_behind_tls() {
         .unwrap();
     let cookie = proxied.headers()["set-cookie"].to_str().unwrap().to_string();
     assert!(cookie.contains("; Secure"), "{cookie}");
+    server.stop().await;
+
+    let server = TestServer::start_adjusted(|config| {
+        config.public_url = server::config::PublicUrl::parse("https://chat.example.com");
+    })
+    .await;
+    let client = server.client();
+    let response = client.call("login", &[("username", "demo"), ("password", crate::harness::PASSWORD)]).await;
+    let cookie = response.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(cookie.contains("; Secure"), "{cookie}");
+    assert_eq!(response.headers()["strict-transport-security"], "max-age=63072000");
+    let page = client.http.get(format!("{}/login", server.base)).send().await.unwrap();
+    assert_eq!(page.headers()["strict-transport-security"], "max-age=63072000");
+    server.stop().await;
+}
+
+/// The headers every response must carry, read from a real response.
+fn assert_secured(what: &str, response: &reqwest::Response) {
+    let headers = response.headers();
+    let get = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_else(|| panic!("{what}: no {name}"))
+            .to_string()
+    };
+    assert_eq!(get("x-frame-options"), "DENY", "{what}");
+    assert_eq!(get("x-content-type-options"), "nosniff", "{what}");
+    assert_eq!(get("referrer-policy"), "strict-origin-when-cross-origin", "{what}");
+    assert!(get("permissions-policy").contains("camera=()"), "{what}");
+    let csp = get("content-security-policy");
+    assert!(csp.contains("frame-ancestors 'none'"), "{what}: {csp}");
+    assert!(!csp.contains("unsafe-inline"), "{what}: {csp}");
+}
+
+#[tokio::test]
+async fn every_page_and_api_answers_with_the_security_headers() {
+    let server = TestServer::start().await;
+    let anonymous = server.client();
+    let login = anonymous.http.get(format!("{}/login", server.base)).send().await.unwrap();
+    assert_secured("the sign-in page", &login);
+    assert_eq!(login.headers()["cache-control"], "no-store");
+    let redirect = anonymous.http.get(format!("{}/runs", server.base)).send().await.unwrap();
+    assert_eq!(redirect.status(), 303);
+    assert_secured("a redirect to sign in", &redirect);
+
+    let client = server.signed_in("demo").await;
+    let id = client.create_conversation().await;
+    for path in [
+        "/".to_string(),
+        format!("/c/{id}"),
+        "/runs".into(),
+        "/tools".into(),
+        "/pages".into(),
+        "/account".into(),
+        "/admin".into(),
+        "/no-such-page".into(),
+    ] {
+        let response = client.http.get(format!("{}{path}", server.base)).send().await.unwrap();
+        assert_secured(&path, &response);
+        assert_eq!(response.headers()["cache-control"], "no-store", "{path}");
+        let csp = response.headers()["content-security-policy"].to_str().unwrap().to_string();
+        let nonce = csp
+            .split("; ")
+            .find_map(|part| part.strip_prefix("script-src "))
+            .and_then(|sources| sources.split(' ').find_map(|source| source.strip_prefix("'nonce-")))
+            .and_then(|nonce| nonce.strip_suffix('\''))
+            .unwrap_or_else(|| panic!("{path}: no nonce in {csp}"))
+            .to_string();
+        let html = response.text().await.unwrap();
+        // Every script of the page bears the nonce of its own response, and only that one.
+        let scripts: Vec<_> = tags_of(&html).into_iter().filter(|(name, _)| name == "script").collect();
+        assert!(!scripts.is_empty(), "{path}");
+        for (_, attributes) in &scripts {
+            let bears = attributes.iter().find(|(name, _)| name == "nonce").map(|(_, value)| value.as_str());
+            assert_eq!(bears, Some(nonce.as_str()), "{path}: a script without this response's nonce");
+        }
+    }
+    let again = client.http.get(format!("{}/c/{id}", server.base)).send().await.unwrap();
+    let first = client.http.get(format!("{}/c/{id}", server.base)).send().await.unwrap();
+    assert_ne!(
+        again.headers()["content-security-policy"],
+        first.headers()["content-security-policy"],
+        "a nonce per response"
+    );
+
+    let json = client.call("conversation", &[("id", id.as_str())]).await;
+    assert_secured("JSON", &json);
+    assert_eq!(json.headers()["cache-control"], "no-store");
+    assert!(json.headers()["content-security-policy"].to_str().unwrap().starts_with("default-src 'none'"));
+    let poll = client.call("poll", &[("id", id.as_str()), ("after", "0")]).await;
+    assert_secured("the poll", &poll);
+    let refused = client.call("answer", &[("id", id.as_str())]).await;
+    assert!(refused.status().is_client_error());
+    assert_secured("a refused call", &refused);
     server.stop().await;
 }
 
