@@ -17,6 +17,7 @@ pub mod events;
 pub mod handback;
 pub mod headers;
 pub mod health;
+pub mod html_tags;
 pub mod inbox;
 pub mod input_route;
 pub mod markdown;

@@ -56,7 +56,8 @@ async fn say(client: &Client, id: &str, text: &str) -> Value {
     client.settled_conversation(id).await
 }
 
-async fn decide(client: &Client, conversation: &Value, decision: &str) -> Value {
+/// Decides the card the conversation shows, and waits for what follows.
+pub(crate) async fn decide(client: &Client, conversation: &Value, decision: &str) -> Value {
     let id = conversation["id"].as_str().unwrap();
     let digest = conversation["card"]["digest"].as_str().expect("a card");
     let (status, body) =

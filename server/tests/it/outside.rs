@@ -8,7 +8,7 @@ use reqwest::multipart::{Form, Part};
 use serde_json::{json, Value};
 
 use crate::harness::{Client, TestServer};
-use crate::mcp::{everything, wait_for_tool};
+use crate::mcp::{decide, everything, wait_for_tool};
 
 const FETCH: &str = "everything.gzip-file-as-resource";
 const SENTENCE: &str = "This call can send text from this conversation to MCP server everything.";
@@ -44,15 +44,6 @@ async fn attach(server: &TestServer, client: &Client, id: &str) {
 async fn page(server: &TestServer, client: &Client, id: &str, language: &str) -> String {
     let url = format!("{}/c/{id}", server.base);
     client.http.get(url).header("accept-language", language).send().await.unwrap().text().await.unwrap()
-}
-
-async fn decide(client: &Client, conversation: &Value, decision: &str) -> Value {
-    let id = conversation["id"].as_str().unwrap();
-    let digest = conversation["card"]["digest"].as_str().expect("a card");
-    let (status, body) =
-        client.call_json("decide", &[("conversation_id", id), ("digest", digest), ("decision", decision)]).await;
-    assert_eq!(status, 200, "{body}");
-    client.settled_conversation(id).await
 }
 
 #[tokio::test]
