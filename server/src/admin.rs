@@ -4,20 +4,74 @@
 use app::backend::{AdminBackend, CurrentUser};
 use app::error::AppError;
 use app::i18n::Text;
-use app::model::AccountView;
+use app::model::{AccountView, DeliveryView, WebhookCreated, WebhookView, WebhooksView};
 use async_trait::async_trait;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 
 use crate::chat::internal;
 use crate::names;
-use crate::store::{Role, Store, StoreError};
+use crate::store::{Role, Store, StoreError, EVENT_KINDS};
+use crate::webhooks::sign;
+use crate::webhooks::target::{self, OwnAddress, TargetError};
 
 pub struct AdminService {
     store: Store,
+    /// Where this server listens, once it does, and its public origin: no webhook may point there.
+    listen: Arc<OnceLock<SocketAddr>>,
+    public_origin: Option<String>,
 }
 
 impl AdminService {
     pub fn new(store: Store) -> AdminService {
-        AdminService { store }
+        AdminService { store, listen: Arc::default(), public_origin: None }
+    }
+
+    pub fn with_webhook_targets(mut self, listen: Arc<OnceLock<SocketAddr>>, public_origin: Option<String>) -> Self {
+        self.listen = listen;
+        self.public_origin = public_origin;
+        self
+    }
+
+    fn own_address(&self) -> OwnAddress {
+        OwnAddress { listen: self.listen.get().copied(), public_origin: self.public_origin.clone() }
+    }
+}
+
+/// A webhook's URL refused, as the reader's sentence.
+pub fn target_sentence(error: TargetError) -> Text {
+    match error {
+        TargetError::Malformed => Text::ErrorWebhookUrl,
+        TargetError::NotHttp => Text::ErrorWebhookScheme,
+        TargetError::NoHost => Text::ErrorWebhookHost,
+        TargetError::Userinfo => Text::ErrorWebhookUserinfo,
+        TargetError::ThisServer => Text::ErrorWebhookSelf,
+    }
+}
+
+/// The events asked for, each a known kind, in the catalogue's order, at least one.
+pub fn checked_events(events: &[String]) -> Result<Vec<&'static str>, Text> {
+    if events.iter().any(|kind| !EVENT_KINDS.contains(&kind.as_str())) {
+        return Err(Text::ErrorWebhookEvents);
+    }
+    let chosen: Vec<&'static str> = EVENT_KINDS.into_iter().filter(|kind| events.iter().any(|e| e == kind)).collect();
+    if chosen.is_empty() {
+        return Err(Text::ErrorWebhookEvents);
+    }
+    Ok(chosen)
+}
+
+/// A secret given with a new webhook: `whsec_` and 24 to 64 bytes of base64.
+pub fn checked_secret(secret: &str) -> Result<String, Text> {
+    use base64::Engine;
+    let secret = secret.trim();
+    let key = secret
+        .strip_prefix(sign::PREFIX)
+        .and_then(|encoded| base64::engine::general_purpose::STANDARD.decode(encoded).ok());
+    match key {
+        Some(key) if (24..=64).contains(&key.len()) => Ok(secret.to_string()),
+        _ => Err(Text::ErrorWebhookSecret),
     }
 }
 
@@ -124,6 +178,77 @@ impl AdminBackend for AdminService {
     async fn end_sessions(&self, user: &CurrentUser, account: i64) -> Result<(), AppError> {
         admin_only(user)?;
         self.store.end_sessions(account).await.map_err(internal)?;
+        Ok(())
+    }
+
+    async fn webhooks(&self, user: &CurrentUser) -> Result<WebhooksView, AppError> {
+        admin_only(user)?;
+        let webhooks = self.store.webhooks().await.map_err(internal)?;
+        let deliveries = self.store.recent_deliveries(100).await.map_err(internal)?;
+        Ok(WebhooksView {
+            webhooks: webhooks
+                .into_iter()
+                .map(|webhook| WebhookView {
+                    id: webhook.id,
+                    events: webhook.kinds().map(String::from).collect(),
+                    secret_masked: sign::masked(&webhook.secret),
+                    url: webhook.url,
+                    active: webhook.active,
+                })
+                .collect(),
+            deliveries: deliveries
+                .into_iter()
+                .map(|delivery| DeliveryView {
+                    id: delivery.id,
+                    event_id: delivery.event_id,
+                    url: delivery.url,
+                    kind: delivery.kind,
+                    state: delivery.state.as_str().to_string(),
+                    attempts: delivery.attempts,
+                    last_status: delivery.last_status,
+                    last_error: delivery.last_error,
+                    created_at: delivery.created_at,
+                    resent: delivery.resent_from.is_some(),
+                })
+                .collect(),
+            new_secret: sign::new_secret(),
+            kinds: EVENT_KINDS.iter().map(|kind| kind.to_string()).collect(),
+        })
+    }
+
+    async fn add_webhook(
+        &self,
+        user: &CurrentUser,
+        url: &str,
+        events: Vec<String>,
+        secret: Option<String>,
+    ) -> Result<WebhookCreated, AppError> {
+        admin_only(user)?;
+        let url = target::check(url, &self.own_address()).map_err(|error| AppError::Invalid(target_sentence(error)))?;
+        let events = checked_events(&events).map_err(AppError::Invalid)?;
+        let secret = match secret {
+            Some(secret) => checked_secret(&secret).map_err(AppError::Invalid)?,
+            None => sign::new_secret(),
+        };
+        let id = self.store.add_webhook(url.as_str(), &events, &secret).await.map_err(internal)?;
+        tracing::info!(by = user.id, webhook = id, url = %url.origin().ascii_serialization(), "webhook added");
+        Ok(WebhookCreated { id, secret })
+    }
+
+    async fn remove_webhook(&self, user: &CurrentUser, webhook: i64) -> Result<(), AppError> {
+        admin_only(user)?;
+        if !self.store.remove_webhook(webhook).await.map_err(internal)? {
+            return Err(AppError::NotFound);
+        }
+        tracing::info!(by = user.id, webhook, "webhook removed");
+        Ok(())
+    }
+
+    async fn resend_delivery(&self, user: &CurrentUser, delivery: i64) -> Result<(), AppError> {
+        admin_only(user)?;
+        if self.store.resend_delivery(delivery).await.map_err(internal)?.is_none() {
+            return Err(AppError::NotFound);
+        }
         Ok(())
     }
 }

@@ -9,7 +9,10 @@ use std::process::ExitCode;
 use clap::{ArgGroup, Parser, Subcommand};
 use db::{Db, Location};
 
+use crate::admin::{checked_events, target_sentence};
 use crate::store::{Role, Store, StoreError};
+use crate::webhooks::sign;
+use crate::webhooks::target::{self, OwnAddress};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -27,6 +30,14 @@ enum Command {
     User {
         #[command(subcommand)]
         action: UserAction,
+        /// SQLite file or postgres:// URL [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
+        #[arg(long, global = true, value_name = "PATH|URL")]
+        database: Option<String>,
+    },
+    /// Webhooks: add (prints its secret, once), list, remove.
+    Webhook {
+        #[command(subcommand)]
+        action: WebhookAction,
         /// SQLite file or postgres:// URL [TOURGUIDE_DATABASE] (default ./data/tourguide.db)
         #[arg(long, global = true, value_name = "PATH|URL")]
         database: Option<String>,
@@ -69,6 +80,22 @@ enum UserAction {
     },
 }
 
+#[derive(Subcommand, Debug)]
+enum WebhookAction {
+    /// Adds a webhook and prints its secret (shown only this once).
+    Add {
+        url: String,
+        /// Comma-separated: run.waiting, run.decided, run.expired, run.failed, run.reminder
+        #[arg(long, value_name = "KIND[,KIND…]", default_value = "run.waiting,run.decided,run.expired,run.failed")]
+        events: String,
+    },
+    List,
+    /// Removes a webhook and its deliveries.
+    Remove {
+        id: i64,
+    },
+}
+
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum RoleArg {
     Admin,
@@ -77,7 +104,7 @@ enum RoleArg {
 
 /// Whether these arguments name an operator command (else they are `serve`'s).
 pub fn is_admin_command(args: &[String]) -> bool {
-    matches!(args.first().map(String::as_str), Some("user" | "backup"))
+    matches!(args.first().map(String::as_str), Some("user" | "webhook" | "backup"))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -104,6 +131,8 @@ enum CliError {
     BackupExists(String),
     #[error("{0}")]
     Failed(String),
+    #[error("no webhook {0}")]
+    NoSuchWebhook(i64),
 }
 
 /// Runs an operator command; prints what it did, or a sentence and exit code 2 (bad use) or 1.
@@ -181,6 +210,10 @@ async fn execute(admin: Admin, env: impl Fn(&str) -> Option<String>) -> Result<(
             let store = open(&location(database, &env)).await?;
             user(&store, action).await
         }
+        Command::Webhook { action, database } => {
+            let store = open(&location(database, &env)).await?;
+            webhook(&store, action, &env).await
+        }
         Command::Backup { file, database } => {
             let Location::Sqlite(path) = location(database, &env) else { return Err(CliError::BackupNeedsSqlite) };
             if file.exists() {
@@ -252,6 +285,53 @@ async fn user(store: &Store, action: UserAction) -> Result<(), CliError> {
                 store.lock_user(user.id).await.map_err(failed)?;
                 let _ = writeln!(out, "Locked {name}: their sessions ended, their conversations are kept.");
             }
+        }
+    }
+    Ok(())
+}
+
+/// Where the server of this environment is reached, as far as the environment says: a webhook
+/// must not point there.
+fn own_address(env: &impl Fn(&str) -> Option<String>) -> OwnAddress {
+    OwnAddress {
+        listen: env("TOURGUIDE_ADDRESS").or_else(|| env("LEPTOS_SITE_ADDR")).and_then(|text| text.trim().parse().ok()),
+        public_origin: env("TOURGUIDE_PUBLIC_URL")
+            .and_then(|text| crate::config::PublicUrl::parse(&text))
+            .map(|url| url.origin),
+    }
+}
+
+async fn webhook(store: &Store, action: WebhookAction, env: &impl Fn(&str) -> Option<String>) -> Result<(), CliError> {
+    let sentence = |text| CliError::Usage(app::i18n::Lang::En.t(text).to_string());
+    let mut out = std::io::stdout().lock();
+    match action {
+        WebhookAction::Add { url, events } => {
+            let url = target::check(&url, &own_address(env)).map_err(|error| sentence(target_sentence(error)))?;
+            let events: Vec<String> = events.split(',').map(|kind| kind.trim().to_string()).collect();
+            let events = checked_events(&events).map_err(sentence)?;
+            let secret = sign::new_secret();
+            let id = store.add_webhook(url.as_str(), &events, &secret).await.map_err(failed)?;
+            let _ = writeln!(out, "Added webhook {id} for {} ({}).", url, events.join(", "));
+            let _ = writeln!(out, "Its secret (shown only now; the receiver checks signatures with it): {secret}");
+        }
+        WebhookAction::List => {
+            for webhook in store.webhooks().await.map_err(failed)? {
+                let kinds: Vec<&str> = webhook.kinds().collect();
+                let _ = writeln!(
+                    out,
+                    "{}\t{}\t{}\t{}",
+                    webhook.id,
+                    webhook.url,
+                    kinds.join(","),
+                    sign::masked(&webhook.secret)
+                );
+            }
+        }
+        WebhookAction::Remove { id } => {
+            if !store.remove_webhook(id).await.map_err(failed)? {
+                return Err(CliError::NoSuchWebhook(id));
+            }
+            let _ = writeln!(out, "Removed webhook {id}.");
         }
     }
     Ok(())

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{watch, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
 
+use crate::audit::{Action, Entry, Surface};
 use crate::conversation::{ConversationStatus, ErrorCode};
 use crate::store::{Job, JobKind, Store};
 use crate::turn::{TurnError, Turns};
@@ -185,7 +186,9 @@ impl Worker {
             tracing::error!(%error, conversation = %job.conversation_id, kind = ?job.kind, "job failed");
             // An inbox decision that failed stays recorded; its job comes again with the run.
             if job.kind == JobKind::Turn {
-                if let Err(error) = self.store.fail_conversation(&job.conversation_id, ErrorCode::Internal).await {
+                let code = ErrorCode::Internal;
+                let failed = crate::turn::failed_entry(None, code);
+                if let Err(error) = self.store.fail_conversation(&job.conversation_id, code, &failed).await {
                     // The job stays claimed, so the turn is tried again once its lease runs out.
                     tracing::error!(%error, conversation = %job.conversation_id, "could not mark the turn failed");
                     return;
@@ -221,7 +224,12 @@ impl Worker {
         // away, a restart) is withdrawn through the conversation, so the run goes on with it told.
         for (run_id, reason) in runtime.expired_questions().await? {
             if let Some(conversation) = self.store.conversation_of_run(run_id).await? {
-                if self.store.record_withdrawal(&conversation.id, run_id, &reason).await? {
+                let actor = crate::turn::owner(&conversation);
+                let pause = runtime.status(&actor, run_id).await.ok().flatten().and_then(|view| view.pause);
+                let withdrawn = Entry::new(Action::Withdrawn, Surface::Worker, None, Some(run_id))
+                    .with_pause(pause.as_ref())
+                    .with_reason(reason.as_str());
+                if self.store.record_withdrawal(&conversation.id, run_id, &reason, &withdrawn).await? {
                     tracing::info!(conversation = %conversation.id, %reason, "withdrawing a question its tool stopped waiting for");
                     self.turns.events.changed(&conversation.id);
                 }

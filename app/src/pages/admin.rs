@@ -42,6 +42,7 @@ pub fn AdminPage() -> impl IntoView {
             <main class="admin">
                 <h1>{lang.t(Text::AdminTitle)}</h1>
                 <p class="lead">{lang.t(Text::AdminLead)}</p>
+                <p><a href="/admin/webhooks">{lang.t(Text::WebhooksTitle)}</a></p>
                 {outcome}
                 <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
                     {move || Suspend::new(async move {
