@@ -11,10 +11,10 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use app::backend::{AuthBackend, ClientInfo, CurrentUser, NewSession};
 use app::error::AppError;
 use app::i18n::{Lang, Text};
-use app::model::{SessionItemView, SessionView};
+use app::model::{MailSettingsView, SessionItemView, SessionView};
 
 use crate::chat::internal;
-use crate::store::{session_handle, Store};
+use crate::store::{session_handle, MailSettings, Store};
 use crate::{auth, names};
 
 #[derive(Clone)]
@@ -24,6 +24,8 @@ pub struct AccountService {
     model_is_demo: bool,
     attempts: Arc<LoginLimits>,
     session_seconds: i64,
+    /// `--smtp-url` is set: the account page says whether mail is sent at all.
+    mail_available: bool,
 }
 
 /// Sign-in attempts per user name and per client address, each a rate per minute (the name's
@@ -72,7 +74,19 @@ impl AccountService {
     pub fn new(store: Store, model_label: String, model_is_demo: bool, limits: Arc<LoginLimits>) -> Self {
         // Made now, not by the first sign-in with an unknown name, which would take twice as long.
         auth::dummy_hash();
-        AccountService { store, model_label, model_is_demo, attempts: limits, session_seconds: auth::SESSION_SECONDS }
+        AccountService {
+            store,
+            model_label,
+            model_is_demo,
+            attempts: limits,
+            session_seconds: auth::SESSION_SECONDS,
+            mail_available: false,
+        }
+    }
+
+    pub fn with_mail(mut self, available: bool) -> Self {
+        self.mail_available = available;
+        self
     }
 
     /// How long a session lasts from its sign-in.
@@ -183,5 +197,27 @@ impl AuthBackend for AccountService {
 
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError> {
         self.store.set_language(user.id, language.map(Lang::code)).await.map_err(internal)
+    }
+
+    async fn mail_settings(&self, user: &CurrentUser) -> Result<MailSettingsView, AppError> {
+        let settings = self.store.mail_settings(user.id).await.map_err(internal)?;
+        Ok(MailSettingsView {
+            address: settings.address.unwrap_or_default(),
+            notify: settings.notify,
+            available: self.mail_available,
+        })
+    }
+
+    async fn set_mail(&self, user: &CurrentUser, address: &str, notify: bool) -> Result<(), AppError> {
+        let address = match address.trim() {
+            "" => None,
+            text => Some(crate::mail::checked_address(text).ok_or(AppError::Invalid(Text::ErrorMailAddress))?),
+        };
+        if notify && address.is_none() {
+            return Err(AppError::Invalid(Text::ErrorMailAddressMissing));
+        }
+        self.store.set_mail_settings(user.id, &MailSettings { address, notify }).await.map_err(internal)?;
+        tracing::info!(user = user.id, notify, "e-mail settings changed");
+        Ok(())
     }
 }

@@ -30,6 +30,8 @@ pub struct Config {
     pub attachment_limit: usize,
     /// How long a run may wait for a decision or an answer before it is cancelled.
     pub waiting_expiry: Duration,
+    /// A run still waiting this long is announced once more (`run.reminder`); `None`: never.
+    pub reminder_after: Option<Duration>,
     /// One JSON object per log line instead of text.
     pub json_logs: bool,
     /// Sign-in attempts per user name and minute (three times this per client address).
@@ -45,6 +47,8 @@ pub struct Config {
     /// The address people reach this server at, when it is behind TLS: `https://…` makes every
     /// cookie `Secure` and sends HSTS, whatever a request's headers claim.
     pub public_url: Option<PublicUrl>,
+    /// Where and as whom mail is sent (`--smtp-url`, `--mail-from`); `None`: no mail.
+    pub mail: Option<crate::mail::MailConfig>,
 }
 
 /// `--public-url`: the scheme and host people use, without a path.
@@ -79,6 +83,7 @@ pub const DEFAULT_LEASE: Duration = Duration::from_secs(30);
 pub const DEFAULT_ATTACHMENT_LIMIT_MIB: usize = 10;
 pub const DEFAULT_LOGIN_ATTEMPTS: std::num::NonZeroU32 = std::num::NonZeroU32::new(10).unwrap();
 pub const DEFAULT_WAITING_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
+pub const DEFAULT_REMINDER_AFTER: Duration = Duration::from_secs(24 * 3600);
 const MIB: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -102,6 +107,8 @@ pub enum ConfigError {
     BadAttachmentLimit(String),
     #[error("'{0}' is not a valid expiry (expected a duration such as 7d, 36h, 90m or 600s)")]
     BadExpiry(String),
+    #[error("'{0}' is not a valid reminder time (expected a duration such as 24h, 90m or 2d, or off)")]
+    BadReminder(String),
     #[error("'{0}' is not a valid number of sign-in attempts (expected 1 to 100000 per minute)")]
     BadLoginAttempts(String),
     #[error("'{0}' is not a valid session length (expected a duration such as 14d or 12h, at least 5m)")]
@@ -114,6 +121,24 @@ pub enum ConfigError {
     BadTrustedProxies(String),
     #[error("'{0}' is not a log format (expected text or json)")]
     BadLogFormat(String),
+    #[error(
+        "'{0}' is not a usable SMTP URL (expected smtp://user@host:587 for STARTTLS, smtps://user@host:465 for TLS, or smtp://host:25?tls=none for a relay on this host)"
+    )]
+    BadSmtpUrl(String),
+    #[error("put the SMTP password into TOURGUIDE_SMTP_PASSWORD (or TOURGUIDE_SMTP_URL), not on the command line, where every user of this host can read it")]
+    SmtpPasswordOnCommandLine,
+    #[error(
+        "TOURGUIDE_SMTP_PASSWORD is set, but the SMTP URL names no user (e.g. smtp://tourguide@mail.example.com:587)"
+    )]
+    SmtpPasswordWithoutUser,
+    #[error("the SMTP URL would send the password unencrypted (tls=none) to another host; use smtps:// or smtp:// with STARTTLS")]
+    SmtpPasswordInTheClear,
+    #[error(
+        "an SMTP URL needs a sender: set --mail-from (TOURGUIDE_MAIL_FROM), e.g. \"Tourguide <tourguide@example.com>\""
+    )]
+    MailFromMissing,
+    #[error("'{0}' is not a sender address (expected e.g. \"Tourguide <tourguide@example.com>\")")]
+    BadMailFrom(String),
     #[error("with --web off and --worker off this process would do nothing")]
     NothingToRun,
     #[error(transparent)]
@@ -167,6 +192,10 @@ struct Args {
     /// in its conversation: e.g. 7d, 36h, 90m, 600s [TOURGUIDE_WAITING_EXPIRY] (default 7d)
     #[arg(long, value_name = "DURATION")]
     waiting_expiry: Option<String>,
+    /// A run still waiting this long is announced to the webhooks once more (run.reminder):
+    /// e.g. 24h, 90m, or off [TOURGUIDE_REMINDER_AFTER] (default 24h)
+    #[arg(long, value_name = "DURATION|off")]
+    reminder_after: Option<String>,
     /// Log lines as text or as one JSON object each [TOURGUIDE_LOG_FORMAT] (default text)
     #[arg(long, value_name = "text|json")]
     log_format: Option<String>,
@@ -186,6 +215,14 @@ struct Args {
     /// cookies are always Secure and HSTS is sent [TOURGUIDE_PUBLIC_URL] (default none)
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+    /// The mail server for e-mail to users who ask for it: smtp://user@host:587 (STARTTLS),
+    /// smtps://user@host:465, smtp://host:25?tls=none for a relay on this host; the password from
+    /// TOURGUIDE_SMTP_PASSWORD [TOURGUIDE_SMTP_URL] (default none: no e-mail)
+    #[arg(long, value_name = "URL")]
+    smtp_url: Option<String>,
+    /// The sender of that e-mail, e.g. "Tourguide <tourguide@example.com>" [TOURGUIDE_MAIL_FROM]
+    #[arg(long, value_name = "ADDRESS")]
+    mail_from: Option<String>,
 }
 
 /// Whether these arguments and this environment ask for JSON logs. Read before the rest of the
@@ -223,6 +260,38 @@ fn switch(name: &str, value: Option<String>) -> Result<bool, ConfigError> {
         Some("off") => Ok(false),
         Some(other) => Err(ConfigError::BadSwitch { name: name.to_string(), value: other.to_string() }),
     }
+}
+
+/// `--smtp-url` and `--mail-from`. A password on the command line is refused: every user of the
+/// host can read a command line; the environment (`TOURGUIDE_SMTP_URL`, `TOURGUIDE_SMTP_PASSWORD`)
+/// is the process's own.
+fn mail_config(
+    url_arg: Option<String>,
+    from_arg: Option<String>,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<crate::mail::MailConfig>, ConfigError> {
+    use crate::mail::{redacted, MailConfig, SmtpUrl};
+    let from_command_line = url_arg.is_some();
+    let Some(text) = url_arg.or_else(|| env("TOURGUIDE_SMTP_URL")).filter(|text| !text.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let mut smtp = SmtpUrl::parse(&text).ok_or_else(|| ConfigError::BadSmtpUrl(redacted(&text)))?;
+    if from_command_line && smtp.password.is_some() {
+        return Err(ConfigError::SmtpPasswordOnCommandLine);
+    }
+    if let Some(password) = env("TOURGUIDE_SMTP_PASSWORD").filter(|password| !password.is_empty()) {
+        if smtp.user.is_none() {
+            return Err(ConfigError::SmtpPasswordWithoutUser);
+        }
+        smtp.password = Some(password);
+    }
+    if smtp.sends_password_in_the_clear() {
+        return Err(ConfigError::SmtpPasswordInTheClear);
+    }
+    let from = from_arg.or_else(|| env("TOURGUIDE_MAIL_FROM")).filter(|text| !text.trim().is_empty());
+    let from = from.ok_or(ConfigError::MailFromMissing)?;
+    let from = from.trim().parse().map_err(|_| ConfigError::BadMailFrom(from.clone()))?;
+    Ok(Some(MailConfig { smtp, from }))
 }
 
 impl Config {
@@ -300,6 +369,11 @@ impl Config {
             None => DEFAULT_WAITING_EXPIRY,
             Some(text) => duration(&text).ok_or(ConfigError::BadExpiry(text))?,
         };
+        let reminder_after = match args.reminder_after.or_else(|| env("TOURGUIDE_REMINDER_AFTER")) {
+            None => Some(DEFAULT_REMINDER_AFTER),
+            Some(text) if text.trim() == "off" => None,
+            Some(text) => Some(duration(&text).ok_or(ConfigError::BadReminder(text))?),
+        };
         let json_logs = match args.log_format.or_else(|| env("TOURGUIDE_LOG_FORMAT")).as_deref().map(str::trim) {
             None | Some("text") => false,
             Some("json") => true,
@@ -329,13 +403,16 @@ impl Config {
             None => Default::default(),
             Some(text) => crate::proxies::TrustedProxies::parse(&text).ok_or(ConfigError::BadTrustedProxies(text))?,
         };
+        let mail = mail_config(args.smtp_url, args.mail_from, &env)?;
         Ok(Config {
+            mail,
             trusted_proxies,
             public_url,
             session_length,
             login_attempts,
             json_logs,
             waiting_expiry,
+            reminder_after,
             attachment_limit,
             database,
             address,
@@ -376,6 +453,7 @@ mod tests {
         assert!(config.worker && config.web);
         assert_eq!(config.lease, DEFAULT_LEASE);
         assert_eq!(config.waiting_expiry, DEFAULT_WAITING_EXPIRY);
+        assert_eq!(config.reminder_after, Some(DEFAULT_REMINDER_AFTER));
         assert_eq!(config.mcp, None);
         assert_eq!(config.attachment_limit, 10 * 1024 * 1024);
     }
@@ -470,6 +548,25 @@ mod tests {
     }
 
     #[test]
+    fn the_reminder_is_a_duration_or_off() {
+        assert_eq!(
+            parse(&[("TOURGUIDE_REMINDER_AFTER", "90m")], &[]).unwrap().reminder_after,
+            Some(Duration::from_secs(5400))
+        );
+        assert_eq!(
+            parse(&[("TOURGUIDE_REMINDER_AFTER", "90m")], &["--reminder-after", "off"]).unwrap().reminder_after,
+            None
+        );
+        for bad in ["0s", "soon", "-1h", ""] {
+            assert_eq!(
+                parse(&[], &[&format!("--reminder-after={bad}")]).unwrap_err(),
+                ConfigError::BadReminder(bad.to_string()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
     fn a_public_url_is_an_origin_with_a_scheme() {
         assert_eq!(parse(&[], &[]).unwrap().public_url, None);
         let https = parse(&[("TOURGUIDE_PUBLIC_URL", "https://Chat.Example.com/")], &[]).unwrap().public_url.unwrap();
@@ -485,6 +582,45 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn mail_needs_an_smtp_url_and_a_sender_and_keeps_the_password_off_the_command_line() {
+        assert_eq!(parse(&[], &[]).unwrap().mail, None);
+        assert_eq!(parse(&[("TOURGUIDE_MAIL_FROM", "t@example.com")], &[]).unwrap().mail, None);
+        let from = [("TOURGUIDE_MAIL_FROM", "Tourguide <tourguide@example.com>")];
+        let mail = parse(&from, &["--smtp-url", "smtp://tg@mail.example.com:587"]).unwrap().mail.unwrap();
+        assert_eq!((mail.smtp.host.as_str(), mail.smtp.port), ("mail.example.com", 587));
+        assert_eq!(mail.from.to_string(), "Tourguide <tourguide@example.com>");
+        let env = [
+            ("TOURGUIDE_SMTP_URL", "smtps://tg:one@mail.example.com"),
+            ("TOURGUIDE_SMTP_PASSWORD", "two"),
+            ("TOURGUIDE_MAIL_FROM", "tourguide@example.com"),
+        ];
+        let mail = parse(&env, &[]).unwrap().mail.unwrap();
+        assert_eq!((mail.smtp.user.as_deref(), mail.smtp.password.as_deref()), (Some("tg"), Some("two")));
+        assert_eq!(
+            parse(&from, &["--smtp-url", "smtp://tg:secret@mail.example.com"]).unwrap_err(),
+            ConfigError::SmtpPasswordOnCommandLine
+        );
+        assert_eq!(
+            parse(&[("TOURGUIDE_SMTP_PASSWORD", "x"), from[0]], &["--smtp-url", "smtp://mail.example.com"])
+                .unwrap_err(),
+            ConfigError::SmtpPasswordWithoutUser
+        );
+        assert_eq!(
+            parse(&[("TOURGUIDE_SMTP_URL", "smtp://u:p@mail.example.com?tls=none"), from[0]], &[]).unwrap_err(),
+            ConfigError::SmtpPasswordInTheClear
+        );
+        let said = parse(&[("TOURGUIDE_SMTP_URL", "smtp://u:hunter2@mail.example.com/x"), from[0]], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(!said.contains("hunter2") && said.contains("smtp://***@mail.example.com/x"), "{said}");
+        assert_eq!(parse(&[], &["--smtp-url", "smtp://mail.example.com"]).unwrap_err(), ConfigError::MailFromMissing);
+        assert_eq!(
+            parse(&[], &["--smtp-url", "smtp://mail.example.com", "--mail-from", "Tourguide"]).unwrap_err(),
+            ConfigError::BadMailFrom("Tourguide".into())
+        );
     }
 
     #[test]
