@@ -41,7 +41,7 @@ const PIECES: &str = "tourguide_pieces";
 /// character (newlines, quotes).
 const PIECE_PAYLOAD_LIMIT: usize = 3000;
 /// Sent to every stream of a process: it may have missed changes (its listener reconnected).
-const EVERY: &str = "*";
+pub(crate) const EVERY: &str = "*";
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 
@@ -57,7 +57,7 @@ pub struct Piece {
 
 /// What reaches a process's streams.
 #[derive(Debug, Clone)]
-enum Change {
+pub(crate) enum Change {
     /// The conversation (or, for [`EVERY`], any) may look different: load it again.
     Changed(Arc<str>),
     Piece(Arc<Piece>),
@@ -74,6 +74,8 @@ pub struct ConversationEvents {
     /// Open streams end when the server shuts down; a graceful shutdown waits for every open
     /// connection, and a stream would otherwise keep it waiting for ever.
     shutdown: watch::Receiver<bool>,
+    /// Whose each changed conversation is, for the readers' own streams (`waiting_events`).
+    owners: crate::waiting_events::Owners,
 }
 
 impl ConversationEvents {
@@ -90,7 +92,7 @@ impl ConversationEvents {
                 Some(queue)
             }
         };
-        ConversationEvents { sender, notify, shutdown }
+        ConversationEvents { sender, notify, shutdown, owners: Default::default() }
     }
 
     pub fn changed(&self, conversation_id: &str) {
@@ -112,8 +114,16 @@ impl ConversationEvents {
         }
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Change> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.sender.subscribe()
+    }
+
+    pub(crate) fn shutdown(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+
+    pub(crate) fn owners(&self) -> &crate::waiting_events::Owners {
+        &self.owners
     }
 
     /// Wakes `worker` on every change that reaches this process. On PostgreSQL a web process

@@ -1,10 +1,14 @@
 //! The top bar of every signed-in page: navigation, the model that answers (labelled when it is
 //! the demo), the language, and sign-out. Not an island: its forms are plain posts, answered with
-//! a redirect (back to the page, now in the chosen language; to the sign-in page).
+//! a redirect (back to the page, now in the chosen language; to the sign-in page). The link to
+//! the runs inbox is an island of its own: it shows how many runs wait for the reader, live.
 
 use leptos::prelude::*;
 
-use crate::api::{session_info, Logout, SetLanguage};
+use leptos_meta::Title;
+
+use crate::api::{session_info, waiting, Logout, SetLanguage};
+use crate::components::waiting::{waiting_title, WaitingLink};
 use crate::i18n::{Lang, Text};
 use crate::use_lang;
 
@@ -12,6 +16,7 @@ use crate::use_lang;
 pub fn Header() -> impl IntoView {
     let lang = use_lang();
     let session = Resource::new(|| (), |_| session_info());
+    let waiting = Resource::new(|| (), |_| waiting());
     let logout = ServerAction::<Logout>::new();
     let set_language = ServerAction::<SetLanguage>::new();
     view! {
@@ -20,8 +25,16 @@ pub fn Header() -> impl IntoView {
             <nav class="main-nav" aria-label=lang.t(Text::Navigation)>
                 <a href="/">{lang.t(Text::NavChat)}</a>
                 <a href="/pages">{lang.t(Text::NavPages)}</a>
-                <a href="/runs">{lang.t(Text::NavInbox)}</a>
+                <Transition fallback=move || view! { <a href="/runs">{lang.t(Text::NavInbox)}</a> }>
+                    {move || Suspend::new(async move {
+                        let waiting = waiting.await.unwrap_or_default();
+                        let title = waiting_title(waiting.count, lang);
+                        let title = (waiting.count > 0).then(|| view! { <Title text=title/> });
+                        view! { {title} <WaitingLink waiting/> }
+                    })}
+                </Transition>
                 <a href="/tools">{lang.t(Text::NavTools)}</a>
+                <a href="/audit">{lang.t(Text::NavAudit)}</a>
             </nav>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
