@@ -35,7 +35,7 @@ test("a card shows the change; a page edited elsewhere gives the stale sentence 
   const proposed = await proposedValue(card);
   await expect(card.locator(".after .text")).toHaveText(proposed);
   await expect(card.locator(".after ins").first()).toBeVisible();
-  const details = card.locator("details");
+  const details = card.locator(".call details");
   await expect(details.locator("summary")).toHaveText("Show technical details");
   await expect(details.locator(".arguments")).toBeHidden();
   await details.locator("summary").click();
@@ -86,7 +86,7 @@ test.describe("in German", () => {
     await expect(card.locator(".before .side-label")).toHaveText("Bisher");
     await expect(card.locator(".after .side-label")).toHaveText("Neu");
     await expect(card.locator(".before .text")).toHaveText(before);
-    await expect(card.locator("details summary")).toHaveText("Technische Details anzeigen");
+    await expect(card.locator(".call details summary")).toHaveText("Technische Details anzeigen");
     await expect(card.getByRole("button")).toHaveText(["Übernehmen", "Andere Variante", "Überspringen"]);
     await shoot(page, "preview-card-de");
     await card.getByRole("button", { name: "Überspringen" }).click();

@@ -45,6 +45,14 @@ pub enum Refusal {
     /// ran; the run waits, and the card says why.
     #[error("no preview of a pending write could be made")]
     PreviewFailed,
+    /// Edited arguments name a call the turn does not have, or do not fit the tool's schema.
+    /// Nothing ran; the run waits on the card as it was.
+    #[error("the edited arguments do not fit: {0}")]
+    EditInvalid(String),
+    /// The preview of an edited call could not be made (the tool refused the edit). Nothing ran;
+    /// the run waits on the card as it was.
+    #[error("no preview of an edited call could be made")]
+    EditPreviewFailed,
     /// The store failed. If this happened after the claim the run was settled FAILED.
     #[error("the run's state is unavailable")]
     Unavailable(#[source] StoreError),
@@ -66,6 +74,8 @@ impl Refusal {
             Refusal::SubmitterNotPermitted => "submitter_not_permitted",
             Refusal::PreviewStale => "preview_stale",
             Refusal::PreviewFailed => "preview_failed",
+            Refusal::EditInvalid(_) => "edit_invalid",
+            Refusal::EditPreviewFailed => "edit_preview_failed",
             Refusal::Unavailable(_) => "unavailable",
         }
     }

@@ -173,6 +173,10 @@ pub struct ApprovalDecision {
     approved: bool,
     digest: Option<String>,
     denial_reason: Option<DenialReason>,
+    /// What the person said to the model with a denial ("use the formal tone").
+    message: Option<String>,
+    /// Arguments a person changed before approving, by call id; the calls run with these.
+    edits: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl ApprovalDecision {
@@ -185,15 +189,50 @@ impl ApprovalDecision {
         if approved && denial_reason.is_some() {
             return Err(DecisionError::ReasonWithApproval);
         }
-        Ok(ApprovalDecision { approved, digest, denial_reason })
+        Ok(ApprovalDecision { approved, digest, denial_reason, message: None, edits: Default::default() })
     }
 
     pub fn approve(digest: impl Into<String>) -> Self {
-        ApprovalDecision { approved: true, digest: Some(digest.into()), denial_reason: None }
+        ApprovalDecision {
+            approved: true,
+            digest: Some(digest.into()),
+            denial_reason: None,
+            message: None,
+            edits: Default::default(),
+        }
+    }
+
+    /// An approval whose calls named in `edits` (call id → arguments) run with the person's
+    /// arguments instead of the model's; the model is told what changed.
+    pub fn approve_edited(
+        digest: impl Into<String>,
+        edits: std::collections::BTreeMap<String, serde_json::Value>,
+    ) -> Self {
+        ApprovalDecision { edits, ..ApprovalDecision::approve(digest) }
     }
 
     pub fn deny(digest: impl Into<String>, reason: Option<DenialReason>) -> Self {
-        ApprovalDecision { approved: false, digest: Some(digest.into()), denial_reason: reason }
+        ApprovalDecision {
+            approved: false,
+            digest: Some(digest.into()),
+            denial_reason: reason,
+            message: None,
+            edits: Default::default(),
+        }
+    }
+
+    /// A denial that tells the model what the person said instead; an approval carries none.
+    pub fn with_message(mut self, message: Option<String>) -> Self {
+        self.message = message.filter(|_| !self.approved);
+        self
+    }
+
+    pub fn message(&self) -> Option<&str> {
+        self.message.as_deref()
+    }
+
+    pub fn edits(&self) -> &std::collections::BTreeMap<String, serde_json::Value> {
+        &self.edits
     }
 
     pub fn approved(&self) -> bool {

@@ -252,15 +252,60 @@ impl Runtime {
                 return Err(self.release_with(&fresh, &token, expected, Some(&renewed), refusal).await);
             }
         }
+        // Edited calls: the card showed the model's arguments, whose previews were checked above;
+        // the edit is checked and its preview made now, and a preview the tool refuses hands the
+        // card back as it was. The edited calls then run in place of the model's.
+        let mut state = state;
+        let mut edited = HashMap::new();
+        if decision.approved() && !decision.edits().is_empty() {
+            let mut changed = Vec::new();
+            for (call_id, arguments) in decision.edits() {
+                let problem = match state.pending_calls.iter().find(|call| &call.id == call_id) {
+                    None => Some(format!("the turn has no call {call_id:?}")),
+                    Some(call) => match self.tools.get(&call.name) {
+                        None => Some(format!("tool {:?} is gone", call.name)),
+                        Some(tool) => schema_problem(&tool.spec.parameters, arguments),
+                    },
+                };
+                if let Some(problem) = problem {
+                    return Err(self.release(&fresh, &token, expected, Refusal::EditInvalid(problem)).await);
+                }
+                let Some(call) = state.pending_calls.iter_mut().find(|call| &call.id == call_id) else { continue };
+                if call.arguments != *arguments {
+                    edited.insert(call.id.clone(), std::mem::replace(&mut call.arguments, arguments.clone()));
+                    changed.push(call.clone());
+                }
+            }
+            if !changed.is_empty() {
+                let previews = self.segment(&fresh, token.clone(), Vec::new()).previews_for(&changed).await;
+                if previews.iter().any(|stored| stored.preview.failed()) {
+                    tracing::info!(run = %run_id, "an edited call's preview failed");
+                    return Err(self.release(&fresh, &token, expected, Refusal::EditPreviewFailed).await);
+                }
+                state.previews.retain(|stored| !edited.contains_key(&stored.call_id));
+                state.previews.extend(previews);
+            }
+        }
         let reason = decision.denial_reason().map(|r| r.as_str());
-        let verdict =
-            Verdict { approved: decision.approved(), decided_by: actor.user_id, reason: decision.denial_reason() };
+        let mut edited_ids: Vec<String> = edited.keys().cloned().collect();
+        edited_ids.sort();
+        let mut payload = json!({ "approved": decision.approved(), "decided_by": actor.user_id, "reason": reason });
+        // Only that there were words or edits, never them: they are the user's content.
+        if decision.message().is_some() {
+            payload["said"] = json!(true);
+        }
+        if !edited_ids.is_empty() {
+            payload["edited"] = json!(edited_ids);
+        }
+        let verdict = Verdict {
+            approved: decision.approved(),
+            decided_by: actor.user_id,
+            reason: decision.denial_reason(),
+            message: decision.message().map(str::to_string),
+            edited,
+        };
         let mut segment = self.segment(&fresh, token.clone(), Vec::new());
-        segment.note(NewEvent {
-            kind: EventKind::Approval,
-            round: state.rounds,
-            payload: json!({ "approved": decision.approved(), "decided_by": actor.user_id, "reason": reason }),
-        });
+        segment.note(NewEvent { kind: EventKind::Approval, round: state.rounds, payload });
         let end = self.leased(run_id, &token, segment.resume_approval(state, verdict)).await;
         Ok(self.conclude(&fresh, segment, end).await)
     }
@@ -431,6 +476,12 @@ impl Runtime {
     pub async fn waiting_since_before(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, Actor)>, RuntimeError> {
         let runs = self.store.waiting_since_before(cutoff, limit).await?;
         Ok(runs.into_iter().map(|(id, owner)| (id, Actor::user(owner))).collect())
+    }
+
+    /// Runs waiting since before `cutoff`, the most recent first, with their owners and since
+    /// when (Unix seconds) they wait: candidates for a reminder.
+    pub async fn waiting_since_newest(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, i64, i64)>, RuntimeError> {
+        Ok(self.store.waiting_since_newest(cutoff, limit).await?)
     }
 
     /// Whether any of these runs held content from outside (an attachment, a result of an outside
@@ -933,6 +984,16 @@ fn unanswered(reply: &InputReply) -> Option<&'static str> {
         InputReply::Decline => Some("decline"),
         InputReply::Cancel => Some("cancel"),
     }
+}
+
+/// Why `arguments` do not fit the tool's parameter schema, if they do not.
+fn schema_problem(schema: &serde_json::Value, arguments: &serde_json::Value) -> Option<String> {
+    let validator = match jsonschema::validator_for(schema) {
+        Ok(validator) => validator,
+        Err(error) => return Some(format!("the tool's schema is unusable: {error}")),
+    };
+    let problems: Vec<String> = validator.iter_errors(arguments).map(|error| error.to_string()).collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 fn encode<T: serde::Serialize>(value: &T) -> Result<String, RuntimeError> {

@@ -310,6 +310,28 @@ impl Store {
             .collect()
     }
 
+    /// Runs waiting since before `cutoff` (Unix seconds), the most recent first, with their
+    /// owners and since when they wait: the reminder's candidates (the oldest were reminded of
+    /// before).
+    pub async fn waiting_since_newest(&self, cutoff: i64, limit: u32) -> Result<Vec<(Uuid, i64, i64)>, StoreError> {
+        let rows: Vec<(String, i64, i64)> = on_read!(&self.db, pool => sqlx::query_as(
+            "SELECT id, owner_user_id, updated_at FROM runs
+             WHERE status IN ('waiting_for_approval', 'waiting_for_input') AND updated_at < $1
+             ORDER BY updated_at DESC, id LIMIT $2",
+        )
+        .bind(cutoff)
+        .bind(i64::from(limit))
+        .fetch_all(pool)
+        .await)?;
+        rows.into_iter()
+            .map(|(id, owner, since)| {
+                Uuid::parse_str(&id)
+                    .map(|id| (id, owner, since))
+                    .map_err(|_| StoreError::Corrupt(format!("run id {id:?}")))
+            })
+            .collect()
+    }
+
     /// How many runs are in each status; statuses this build does not know are left out.
     pub async fn count_by_status(&self) -> Result<Vec<(RunStatus, i64)>, StoreError> {
         let rows: Vec<(String, i64)> = on_read!(&self.db, pool => sqlx::query_as("SELECT status, COUNT(*) FROM runs GROUP BY status").fetch_all(pool).await)?;

@@ -120,6 +120,11 @@ pub(crate) struct Verdict {
     pub approved: bool,
     pub decided_by: i64,
     pub reason: Option<DenialReason>,
+    /// What the person said to the model with a denial.
+    pub message: Option<String>,
+    /// The model's arguments of each call a person edited (by call id); the state's calls hold
+    /// the edited ones.
+    pub edited: HashMap<String, Value>,
 }
 
 pub(crate) struct Segment<'a> {
@@ -610,7 +615,10 @@ impl Segment<'_> {
                     // An approval's continuation carries no input, so an asking tool cannot run here.
                     Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
                     Some(_) => match self.invoke(call, Run::Start(call.arguments.clone())).await? {
-                        Invoked::Done(text) => text,
+                        Invoked::Done(text) => match verdict.edited.get(&call.id) {
+                            Some(original) => crate::results::edited_text(original, &call.arguments, &text),
+                            None => text,
+                        },
                         Invoked::Asked { schema, state: asked } => {
                             let rest = &state.pending_calls[index + 1..];
                             return Ok(Finish::Suspend(Box::new(self.asked(call, rest, schema, asked, true))));
@@ -628,7 +636,7 @@ impl Segment<'_> {
         let decider = if verdict.decided_by == self.owner.user_id { Decider::RunOwner } else { Decider::OtherUser };
         // A reason only makes sense for a proposed change; a gone tool counts as one.
         let declares_write = self.registry.get(&call.name).is_none_or(|tool| tool.spec.effect.is_write());
-        denial_text(&call.name, decider, verdict.reason.filter(|_| declares_write))
+        denial_text(&call.name, decider, verdict.reason.filter(|_| declares_write), verdict.message.as_deref())
     }
 
     /// Continues after a reply: the asking call (matched by call id) runs with the answer folded

@@ -1,5 +1,6 @@
 //! The tools page's service: the runtime's built-in tools and, per MCP server, its state and its
-//! tools, as view models.
+//! tools, as view models; for an admin, whether users may always allow each tool that can wait
+//! for a card for themselves.
 
 use std::sync::Arc;
 
@@ -10,19 +11,33 @@ use async_trait::async_trait;
 use mcp::{McpHub, Place, Problem, ServerState};
 use runtime::{Runtime, ToolEffect, ToolSpec};
 
+use crate::store::Store;
+
 pub struct ToolsService {
     runtime: Arc<Runtime>,
     mcp: Option<McpHub>,
+    store: Store,
 }
 
 impl ToolsService {
-    pub fn new(runtime: Arc<Runtime>, mcp: Option<McpHub>) -> ToolsService {
-        ToolsService { runtime, mcp }
+    pub fn new(runtime: Arc<Runtime>, mcp: Option<McpHub>, store: Store) -> ToolsService {
+        ToolsService { runtime, mcp, store }
     }
 }
 
-fn view(spec: &ToolSpec) -> ToolView {
+/// Whether a call of the tool can ever wait for a card: a write, one that asks for approval, or
+/// one that reaches the open world (it waits once the run holds outside content). Only then can
+/// a standing approval of it apply.
+pub fn can_wait_for_card(spec: &ToolSpec) -> bool {
+    spec.needs_approval_in(true)
+}
+
+/// `permits`: the tools an admin permits "always for me" for, when the reader is an admin.
+fn view(spec: &ToolSpec, permits: Option<&[String]>) -> ToolView {
     ToolView {
+        permit: permits
+            .filter(|_| can_wait_for_card(spec))
+            .map(|permits| permits.iter().any(|tool| tool == &spec.name)),
         name: spec.name.clone(),
         description: spec.description.clone(),
         effect: match spec.effect {
@@ -53,13 +68,18 @@ fn problem_view(problem: Problem) -> McpProblemView {
 impl ToolsBackend for ToolsService {
     /// Everyone sees each server's name, state and tools; only an admin sees where it is (masked).
     async fn tools(&self, user: &CurrentUser) -> Result<ToolsView, AppError> {
+        let permits = match user.admin {
+            true => Some(self.store.policy_permits().await.map_err(crate::chat::internal)?),
+            false => None,
+        };
+        let permits = permits.as_deref();
         let built_in = self
             .runtime
             .tools()
             .all()
             .iter()
             .filter(|tool| tool.spec.origin.is_none())
-            .map(|tool| view(&tool.spec))
+            .map(|tool| view(&tool.spec, permits))
             .collect();
         let servers = self
             .mcp
@@ -78,7 +98,7 @@ impl ToolsBackend for ToolsService {
                         McpServerStatus::Down { problem: problem_view(problem), retry_in_seconds: retry_in.as_secs() }
                     }
                 },
-                tools: server.tools.iter().map(|spec| view(spec)).collect(),
+                tools: server.tools.iter().map(|spec| view(spec, permits)).collect(),
             })
             .collect();
         Ok(ToolsView { built_in, servers })

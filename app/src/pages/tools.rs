@@ -1,10 +1,11 @@
 //! The tools the assistant is offered: the built-in ones, and per MCP server its state (connecting,
 //! connected, or down with the kind of problem and the next attempt) and its tools with their effect;
-//! an admin also sees where it is (its URL masked, or its program's name).
+//! an admin also sees where it is (its URL masked, or its program's name), and permits or
+//! withdraws "always for me" for each tool that can wait for a card (plain forms, no WASM).
 
 use leptos::prelude::*;
 
-use crate::api::list_tools;
+use crate::api::{list_tools, SetPolicyPermit};
 use crate::i18n::{Lang, Text};
 use crate::model::{McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView};
 use crate::pages::header::Header;
@@ -13,13 +14,17 @@ use crate::use_lang;
 #[component]
 pub fn ToolsPage() -> impl IntoView {
     let lang = use_lang();
-    let tools = Resource::new(|| (), |_| list_tools());
+    let permit = ServerAction::<SetPolicyPermit>::new();
+    let tools = Resource::new(move || permit.version().get(), |_| list_tools());
     view! {
         <div class="app">
             <Header/>
             <main class="tools-index">
                 <h1>{lang.t(Text::ToolsTitle)}</h1>
                 <p class="lead">{lang.t(Text::ToolsLead)}</p>
+                {move || {
+                    permit.value().get().and_then(Result::err).map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
+                }}
                 <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
                     {move || Suspend::new(async move {
                         match tools.await {
@@ -28,7 +33,7 @@ pub fn ToolsPage() -> impl IntoView {
                                 view! {
                                     <section aria-labelledby="built-in">
                                         <h2 id="built-in">{lang.t(Text::ToolsBuiltIn)}</h2>
-                                        <ToolList tools=tools.built_in lang/>
+                                        <ToolList tools=tools.built_in lang permit/>
                                     </section>
                                     <section aria-labelledby="mcp-servers">
                                         <h2 id="mcp-servers">{lang.t(Text::ToolsMcpServers)}</h2>
@@ -36,7 +41,7 @@ pub fn ToolsPage() -> impl IntoView {
                                         {tools
                                             .servers
                                             .into_iter()
-                                            .map(|server| view! { <McpServer server lang/> })
+                                            .map(|server| view! { <McpServer server lang permit/> })
                                             .collect_view()}
                                     </section>
                                 }
@@ -52,7 +57,7 @@ pub fn ToolsPage() -> impl IntoView {
 }
 
 #[component]
-fn McpServer(server: McpServerView, lang: Lang) -> impl IntoView {
+fn McpServer(server: McpServerView, lang: Lang, permit: ServerAction<SetPolicyPermit>) -> impl IntoView {
     let (state, label, detail) = match &server.status {
         McpServerStatus::Starting => ("starting", lang.t(Text::McpStarting), None),
         McpServerStatus::Ready => ("ready", lang.t(Text::McpReady), None),
@@ -84,7 +89,7 @@ fn McpServer(server: McpServerView, lang: Lang) -> impl IntoView {
             {if empty {
                 view! { <p class="muted">{lang.t(Text::McpNoTools)}</p> }.into_any()
             } else {
-                view! { <ToolList tools=server.tools lang/> }.into_any()
+                view! { <ToolList tools=server.tools lang permit/> }.into_any()
             }}
         </article>
     }
@@ -108,7 +113,7 @@ fn problem_sentence(problem: McpProblemView, lang: Lang) -> String {
 }
 
 #[component]
-fn ToolList(tools: Vec<ToolView>, lang: Lang) -> impl IntoView {
+fn ToolList(tools: Vec<ToolView>, lang: Lang, permit: ServerAction<SetPolicyPermit>) -> impl IntoView {
     view! {
         <ul class="tool-list">
             {tools
@@ -120,6 +125,7 @@ fn ToolList(tools: Vec<ToolView>, lang: Lang) -> impl IntoView {
                         ToolEffectView::Writes => lang.t(Text::EffectWrites),
                     };
                     let name = tool.name.clone();
+                    let permit = tool.permit.map(|permitted| view! { <Permit tool=tool.name.clone() permitted lang action=permit/> });
                     view! {
                         <li data-tool=name>
                             <code class="tool-name">{tool.name}</code>
@@ -127,10 +133,30 @@ fn ToolList(tools: Vec<ToolView>, lang: Lang) -> impl IntoView {
                             <span class="effect">{effect}</span>
                             {tool.needs_approval.then(|| view! { " " <span class="badge approval">{lang.t(Text::NeedsApproval)}</span> })}
                             <p class="description">{tool.description}</p>
+                            {permit}
                         </li>
                     }
                 })
                 .collect_view()}
         </ul>
+    }
+}
+
+/// An admin's control of "always for me" for one tool: permit it, or withdraw the permit (users'
+/// standing approvals for everywhere then stay but are no longer used).
+#[component]
+fn Permit(tool: String, permitted: bool, lang: Lang, action: ServerAction<SetPolicyPermit>) -> impl IntoView {
+    let (state, button, value) = match permitted {
+        true => (Some(lang.t(Text::PolicyPermitted)), Text::PolicyWithdraw, "false"),
+        false => (None, Text::PolicyPermit, "true"),
+    };
+    view! {
+        <ActionForm action attr:class="policy-permit" attr:data-permitted=permitted.to_string()>
+            <span class="permit-title">{lang.t(Text::PolicyPermitTitle)} ": "</span>
+            {state.map(|state| view! { <span class="permit-state">{state}</span> " " })}
+            <input type="hidden" name="tool" value=tool/>
+            <input type="hidden" name="permitted" value=value/>
+            <button type="submit" class="secondary">{lang.t(button)}</button>
+        </ActionForm>
     }
 }

@@ -1,6 +1,7 @@
 //! Integration tests of the runtime against a real SQLite file.
 
 mod asks;
+mod corrections;
 mod flows;
 mod openai;
 mod outside;
