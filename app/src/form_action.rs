@@ -26,6 +26,7 @@ pub struct FormAction {
     version: RwSignal<usize>,
     value: RwSignal<Option<Result<(), AppError>>>,
     pending: RwSignal<bool>,
+    changes: RwSignal<usize>,
 }
 
 impl FormAction {
@@ -36,7 +37,15 @@ impl FormAction {
             version: RwSignal::new(0),
             value: RwSignal::new(failed_post(F::PATH)),
             pending: RwSignal::new(false),
+            changes: RwSignal::new(0),
         }
+    }
+
+    /// Counts the posts that finished and may have changed something: all but those refused
+    /// field by field (`AppError::InvalidEdit`, `AppError::InvalidAnswer`), after which what the reader typed stays in the
+    /// form beside the sentences, to be corrected, instead of the form being drawn again.
+    pub fn changes(&self) -> ReadSignal<usize> {
+        self.changes.read_only()
     }
 
     /// Counts the posts that have finished, successful or not.
@@ -75,8 +84,12 @@ impl FormAction {
         self.pending.set(true);
         leptos::task::spawn_local(async move {
             let result = post(self.url, body).await;
+            let refused_per_field = matches!(result, Err(AppError::InvalidEdit(_) | AppError::InvalidAnswer(_)));
             self.value.set(Some(result));
             self.version.update(|version| *version += 1);
+            if !refused_per_field {
+                self.changes.update(|changes| *changes += 1);
+            }
             self.pending.set(false);
         });
     }

@@ -54,6 +54,9 @@ pub struct FormField {
     pub min_items: Option<u64>,
     #[serde(default)]
     pub max_items: Option<u64>,
+    /// The most characters a text field takes (`maxLength`).
+    #[serde(default)]
+    pub max_length: Option<u64>,
 }
 
 /// The name a multi-select's checkbox for option `index` posts under, inside `fields[…]`.
@@ -110,9 +113,42 @@ pub struct YesNo<'a> {
     pub no: &'a str,
 }
 
+/// Why an answer was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("This answer does not fit the question")]
-pub struct AnswerNotOffered;
+pub enum AnswerRefused {
+    /// Not an answer to this question at all: a button it does not offer, a field it does not
+    /// show, the wrong kind of answer, or nothing.
+    #[error("This answer does not fit the question")]
+    NotOffered,
+    /// A form's answer with fields that do not fit: each one and why, in the form's order.
+    #[error("some fields do not fit the question")]
+    Fields(Vec<FieldError>),
+}
+
+/// One field of a form's answer that does not fit, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub kind: FieldErrorKind,
+}
+
+/// Why a field's value does not fit: what the reader is to enter instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldErrorKind {
+    Required,
+    WholeNumber,
+    Number,
+    /// One of these options (their labels).
+    OneOf(Vec<String>),
+    YesOrNo,
+    Text,
+    /// At most this many characters.
+    TooLong(u64),
+    /// At least this many of the options.
+    TooFew(u64),
+    /// At most this many of the options.
+    TooMany(u64),
+}
 
 impl InputPauseForm {
     pub fn parse(schema: &Value) -> InputPauseForm {
@@ -191,6 +227,7 @@ impl InputPauseForm {
                     default: None,
                     min_items: reading.min_items,
                     max_items: reading.max_items,
+                    max_length: reading.max_length,
                 };
                 // A default is offered only where it is an answer the field would take.
                 field.default = property
@@ -218,21 +255,24 @@ impl InputPauseForm {
     }
 
     /// Checks an answer against the question as it stands.
-    pub fn check(&self, answer: &InputAnswer, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerNotOffered> {
+    pub fn check(&self, answer: &InputAnswer, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerRefused> {
         match (self, answer) {
             (InputPauseForm::Choice(choice), InputAnswer::Choice(value)) => {
-                let option =
-                    choice.options.iter().find(|option| same_value(&option.value, value)).ok_or(AnswerNotOffered)?;
+                let option = choice
+                    .options
+                    .iter()
+                    .find(|option| same_value(&option.value, value))
+                    .ok_or(AnswerRefused::NotOffered)?;
                 Ok(AcceptedAnswer {
                     data: Map::from_iter([(choice.property.clone(), option.value.clone())]),
                     display: option.label.clone(),
                 })
             }
             (InputPauseForm::Choice(choice), InputAnswer::FreeText(text)) => {
-                let property = choice.free_text_property.as_ref().ok_or(AnswerNotOffered)?;
+                let property = choice.free_text_property.as_ref().ok_or(AnswerRefused::NotOffered)?;
                 let text = text.trim();
                 if text.is_empty() {
-                    return Err(AnswerNotOffered);
+                    return Err(AnswerRefused::NotOffered);
                 }
                 Ok(AcceptedAnswer {
                     data: Map::from_iter([(property.clone(), Value::String(text.to_string()))]),
@@ -244,36 +284,73 @@ impl InputPauseForm {
                 // A field the form does not show (or a checkbox for an option it does not offer)
                 // is not part of any answer to it.
                 if !strings.keys().all(|key| shows_key(form, key)) {
-                    return Err(AnswerNotOffered);
+                    return Err(AnswerRefused::NotOffered);
                 }
                 check_form(form, &typed_from_form(form, strings), words)
             }
-            _ => Err(AnswerNotOffered),
+            _ => Err(AnswerRefused::NotOffered),
         }
     }
 }
 
-fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerNotOffered> {
+/// Checks every field, so a refusal names each field that does not fit.
+fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerRefused> {
     let mut data = Map::new();
     let mut lines = Vec::new();
+    let mut problems = Vec::new();
     for field in &form.fields {
         let nothing_ticked =
             |value: &Value| field.kind == FieldKind::MultiSelect && !field.required && *value == json!([]);
-        let given = values.get(&field.name).filter(|value| !value.is_null() && *value != "" && !nothing_ticked(value));
+        // Spaces alone are no text: the field is as good as empty.
+        let blank =
+            |value: &Value| field.kind == FieldKind::Text && value.as_str().is_some_and(|t| t.trim().is_empty());
+        let given = values
+            .get(&field.name)
+            .filter(|value| !value.is_null() && *value != "" && !blank(value) && !nothing_ticked(value));
         let Some(given) = given else {
             if field.required {
-                return Err(AnswerNotOffered);
+                problems.push(FieldError { field: field.name.clone(), kind: FieldErrorKind::Required });
             }
             continue;
         };
-        let (value, shown) = coerce(field, given, words).ok_or(AnswerNotOffered)?;
-        lines.push(format!("{}: {}", field.label, shown));
-        data.insert(field.name.clone(), value);
+        match coerce(field, given, words) {
+            Some((value, shown)) => {
+                lines.push(format!("{}: {}", field.label, shown));
+                data.insert(field.name.clone(), value);
+            }
+            None => problems.push(FieldError { field: field.name.clone(), kind: why_not(field, given) }),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(AnswerRefused::Fields(problems));
     }
     if data.is_empty() {
-        return Err(AnswerNotOffered);
+        return Err(AnswerRefused::NotOffered);
     }
     Ok(AcceptedAnswer { data, display: lines.join("\n") })
+}
+
+/// Why `coerce` did not take `given` for `field`: what the field wants instead.
+fn why_not(field: &FormField, given: &Value) -> FieldErrorKind {
+    let options = || FieldErrorKind::OneOf(field.options.iter().map(|option| option.label.clone()).collect());
+    match field.kind {
+        FieldKind::Integer => FieldErrorKind::WholeNumber,
+        FieldKind::Number => FieldErrorKind::Number,
+        FieldKind::Boolean => FieldErrorKind::YesOrNo,
+        FieldKind::Select => options(),
+        FieldKind::Text => match (given.as_str(), field.max_length) {
+            (Some(_), Some(max)) => FieldErrorKind::TooLong(max),
+            _ => FieldErrorKind::Text,
+        },
+        FieldKind::MultiSelect => {
+            let count = given.as_array().map(|picked| picked.len() as u64);
+            match (count, field.min_items, field.max_items) {
+                (Some(count), Some(min), _) if count < min => FieldErrorKind::TooFew(min),
+                (Some(count), _, Some(max)) if count > max => FieldErrorKind::TooMany(max),
+                _ => options(),
+            }
+        }
+    }
 }
 
 /// Whether the form posts under `key`: a field's name, or one of a multi-select's checkboxes.
@@ -374,7 +451,9 @@ fn coerce(field: &FormField, given: &Value, words: YesNo<'_>) -> Option<(Value, 
         },
         FieldKind::Text => {
             let text = given.as_str()?.trim();
-            (!text.is_empty()).then(|| (Value::String(text.to_string()), text.to_string()))
+            // The runtime's check counts `maxLength` in characters too, of the text as sent.
+            let fits = field.max_length.is_none_or(|max| text.chars().count() as u64 <= max);
+            (!text.is_empty() && fits).then(|| (Value::String(text.to_string()), text.to_string()))
         }
     }
 }
@@ -385,13 +464,20 @@ struct PropertyReading {
     is_free_text: bool,
     min_items: Option<u64>,
     max_items: Option<u64>,
+    max_length: Option<u64>,
 }
 
 impl PropertyReading {
     /// `None` when the property cannot be offered at all.
     fn of(property: &Map<String, Value>) -> Option<PropertyReading> {
-        let plain =
-            |kind, options| PropertyReading { options, kind, is_free_text: false, min_items: None, max_items: None };
+        let plain = |kind, options| PropertyReading {
+            options,
+            kind,
+            is_free_text: false,
+            min_items: None,
+            max_items: None,
+            max_length: None,
+        };
         let declares_options = ["enum", "oneOf", "anyOf"].iter().any(|key| property.contains_key(*key));
         if declares_options {
             // Options that cannot be read cannot be offered: typed text would never be one of them.
@@ -421,7 +507,12 @@ impl PropertyReading {
             _ => return None,
         };
         let is_free_text = kind == FieldKind::Text && !property.contains_key("const");
-        Some(PropertyReading { is_free_text, ..plain(kind, None) })
+        // A bound that is not a count cannot be shown.
+        let max_length = match property.get("maxLength") {
+            Some(max) if kind == FieldKind::Text => Some(max.as_u64()?),
+            _ => None,
+        };
+        Some(PropertyReading { is_free_text, max_length, ..plain(kind, None) })
     }
 }
 

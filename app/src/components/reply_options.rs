@@ -4,6 +4,7 @@
 use leptos::ev::MouseEvent;
 use leptos::prelude::*;
 
+use crate::error::AppError;
 use crate::form_action::{FormAction, PostForm};
 use crate::i18n::Text;
 use crate::model::QuestionView;
@@ -142,7 +143,14 @@ fn AnswerForm(
                 <input type="hidden" name="conversation_id" value=conversation_id/>
                 <input type="hidden" name="digest" value=digest/>
                 {run_input(run)}
-                {form.fields.into_iter().map(|field| view! { <Field field/> }).collect_view()}
+                {form
+                    .fields
+                    .into_iter()
+                    .map(|field| {
+                        let problem = answer_problem(answer, field.name.clone());
+                        view! { <Field field problem/> }
+                    })
+                    .collect_view()}
                 <button
                     type="submit"
                     class="primary"
@@ -157,6 +165,28 @@ fn AnswerForm(
     }
 }
 
+/// Why the server refused the value last posted in field `name` of this form, if it did (after a
+/// post without WASM too: the refusal comes back in the address, see `form_action`).
+fn answer_problem(answer: FormAction, name: String) -> Signal<Option<String>> {
+    Signal::derive(move || match answer.value().get() {
+        Some(Err(AppError::InvalidAnswer(problems))) => {
+            problems.into_iter().find(|problem| problem.field == name).map(|problem| problem.message)
+        }
+        _ => None,
+    })
+}
+
+/// The sentence beside a field whose value was refused.
+fn problem_line(field_name: String, problem: Option<Signal<Option<String>>>) -> impl IntoView {
+    problem.map(|problem| {
+        move || {
+            problem.get().map(
+                |sentence| view! { <p class="field-problem" role="alert" data-field=field_name.clone()>{sentence}</p> },
+            )
+        }
+    })
+}
+
 /// The text a value pre-fills an input with.
 fn shown(value: &serde_json::Value) -> String {
     match value {
@@ -165,11 +195,23 @@ fn shown(value: &serde_json::Value) -> String {
     }
 }
 
+/// One field of a form read from a schema. `edit`: the field edits argument `name` of the call
+/// whose posted key prefix this is (`edits[<prefix><name>]`, see `model::edit_key`), else it
+/// answers a question (`fields[<name>]`). `problem`: why the server refused the value posted in
+/// it, shown beside it.
 #[component]
-fn Field(field: FormField) -> impl IntoView {
+pub(crate) fn Field(
+    field: FormField,
+    #[prop(optional)] edit: Option<String>,
+    #[prop(optional)] problem: Option<Signal<Option<String>>>,
+) -> impl IntoView {
     let lang = use_lang();
-    let name = format!("fields[{}]", field.name);
-    let id = format!("field-{}", field.name);
+    let (name, id) = match &edit {
+        Some(prefix) => {
+            (format!("edits[{prefix}{}]", field.name), format!("edit-{}{}", prefix.replace('/', "-"), field.name))
+        }
+        None => (format!("fields[{}]", field.name), format!("field-{}", field.name)),
+    };
     let label = view! {
         <label for=id.clone()>
             {field.label.clone()}
@@ -199,7 +241,10 @@ fn Field(field: FormField) -> impl IntoView {
         }
         .into_any(),
         // A group of checkboxes is named by its legend (in `MultiSelect` below), not a label.
-        FieldKind::MultiSelect => return view! { <MultiSelect field/> }.into_any(),
+        FieldKind::MultiSelect => {
+            let problem = problem_line(field.name.clone(), problem).into_any();
+            return view! { <MultiSelect field problem/> }.into_any();
+        }
         FieldKind::Integer => view! {
             <input type="number" step="1" inputmode="numeric" id=id name=name required=field.required value=prefill/>
         }
@@ -209,16 +254,19 @@ fn Field(field: FormField) -> impl IntoView {
         }
         .into_any(),
         FieldKind::Text => {
-            view! { <input type="text" id=id name=name required=field.required value=prefill/> }.into_any()
+            let max = field.max_length.map(|max| max.to_string());
+            view! { <input type="text" id=id name=name required=field.required maxlength=max value=prefill/> }
+                .into_any()
         }
     };
-    view! { <div class="field">{label} {control} {description}</div> }.into_any()
+    let problem = problem_line(field.name.clone(), problem);
+    view! { <div class="field">{label} {control} {description} {problem}</div> }.into_any()
 }
 
 /// Several of the options: one checkbox each, in a fieldset its legend names; the schema's
 /// default comes ticked.
 #[component]
-fn MultiSelect(field: FormField) -> impl IntoView {
+fn MultiSelect(field: FormField, problem: AnyView) -> impl IntoView {
     let lang = use_lang();
     let picked = field.default.as_ref().and_then(|value| value.as_array().cloned()).unwrap_or_default();
     let field_name = field.name.clone();
@@ -244,6 +292,7 @@ fn MultiSelect(field: FormField) -> impl IntoView {
                 })
                 .collect_view()}
             {field.description.map(|text| view! { <small class="description">{text}</small> })}
+            {problem}
         </fieldset>
     }
 }

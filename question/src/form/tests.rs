@@ -59,13 +59,13 @@ fn a_button_answers_with_its_value_and_shows_its_label() {
 #[test]
 fn a_value_that_was_not_offered_is_refused() {
     let form = InputPauseForm::parse(&start_schema(&[]));
-    assert_eq!(form.check(&InputAnswer::Choice(json!("delete everything")), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&InputAnswer::Choice(json!("delete everything")), GERMAN), Err(AnswerRefused::NotOffered));
 }
 
 #[test]
 fn a_value_of_another_type_is_refused() {
     let form = InputPauseForm::parse(&json!({ "type": "object", "properties": { "n": { "enum": [1, 2] } } }));
-    assert_eq!(form.check(&InputAnswer::Choice(json!("1")), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&InputAnswer::Choice(json!("1")), GERMAN), Err(AnswerRefused::NotOffered));
     let accepted = form.check(&InputAnswer::Choice(json!(1)), GERMAN).unwrap();
     assert_eq!(Value::Object(accepted.data), json!({ "n": 1 }));
     assert_eq!(accepted.display, "1");
@@ -83,7 +83,7 @@ fn typed_text_goes_into_the_free_text_property() {
 #[test]
 fn empty_free_text_is_no_answer() {
     let form = InputPauseForm::parse(&start_schema(&[]));
-    assert_eq!(form.check(&InputAnswer::FreeText("   ".into()), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&InputAnswer::FreeText("   ".into()), GERMAN), Err(AnswerRefused::NotOffered));
 }
 
 #[test]
@@ -91,7 +91,7 @@ fn a_required_choice_offers_no_free_text_answer() {
     let parsed = InputPauseForm::parse(&start_schema(&["start"]));
     assert_eq!(choice(&start_schema(&["start"])).free_text_property, None);
     assert!(!parsed.takes_free_text());
-    assert_eq!(parsed.check(&InputAnswer::FreeText("Erst die Bilder".into()), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(parsed.check(&InputAnswer::FreeText("Erst die Bilder".into()), GERMAN), Err(AnswerRefused::NotOffered));
 }
 
 #[test]
@@ -140,9 +140,9 @@ fn a_schema_the_chat_cannot_offer_is_unsupported() {
     for schema in schemas {
         let parsed = InputPauseForm::parse(&schema);
         assert!(matches!(parsed, InputPauseForm::Unsupported { .. }), "{schema} gave {parsed:?}");
-        assert_eq!(parsed.check(&InputAnswer::Choice(json!("a")), GERMAN), Err(AnswerNotOffered));
-        assert_eq!(parsed.check(&InputAnswer::FreeText("a".into()), GERMAN), Err(AnswerNotOffered));
-        assert_eq!(parsed.check(&fields(json!({ "nested": "a" })), GERMAN), Err(AnswerNotOffered));
+        assert_eq!(parsed.check(&InputAnswer::Choice(json!("a")), GERMAN), Err(AnswerRefused::NotOffered));
+        assert_eq!(parsed.check(&InputAnswer::FreeText("a".into()), GERMAN), Err(AnswerRefused::NotOffered));
+        assert_eq!(parsed.check(&fields(json!({ "nested": "a" })), GERMAN), Err(AnswerRefused::NotOffered));
     }
 }
 
@@ -202,21 +202,58 @@ fn a_form_answer_is_coerced_to_the_schemas_types() {
     assert_eq!(accepted.display, "Seitentitel: Über uns\nCount: 3\nRatio: 0.5\nVerborgen: Nein\nLayout: wide");
 }
 
+/// A refusal naming exactly these fields, each with its kind.
+fn refused(problems: &[(&str, FieldErrorKind)]) -> Result<AcceptedAnswer, AnswerRefused> {
+    let problems = problems.iter().map(|(field, kind)| FieldError { field: field.to_string(), kind: kind.clone() });
+    Err(AnswerRefused::Fields(problems.collect()))
+}
+
 #[test]
-fn a_form_answer_that_does_not_fit_is_refused() {
+fn a_form_answer_that_does_not_fit_is_refused_field_by_field() {
     let parsed = InputPauseForm::parse(&page_form_schema());
+    let layouts = FieldErrorKind::OneOf(vec!["wide".into(), "narrow".into()]);
     let bad = [
-        json!({ "count": 3 }),
-        json!({ "title": "" }),
-        json!({ "title": "x", "count": "three" }),
-        json!({ "title": "x", "count": "1.5" }),
-        json!({ "title": "x", "ratio": "half" }),
-        json!({ "title": "x", "hidden": "yes" }),
-        json!({ "title": "x", "layout": "full" }),
+        (json!({ "count": 3 }), refused(&[("title", FieldErrorKind::Required)])),
+        (json!({ "title": "" }), refused(&[("title", FieldErrorKind::Required)])),
+        (json!({ "title": "   " }), refused(&[("title", FieldErrorKind::Required)])),
+        (json!({ "title": 7 }), refused(&[("title", FieldErrorKind::Text)])),
+        (json!({ "title": "x", "count": "three" }), refused(&[("count", FieldErrorKind::WholeNumber)])),
+        (json!({ "title": "x", "count": "1.5" }), refused(&[("count", FieldErrorKind::WholeNumber)])),
+        (json!({ "title": "x", "ratio": "half" }), refused(&[("ratio", FieldErrorKind::Number)])),
+        (json!({ "title": "x", "hidden": "yes" }), refused(&[("hidden", FieldErrorKind::YesOrNo)])),
+        (json!({ "title": "x", "layout": "full" }), refused(&[("layout", layouts.clone())])),
+        // Every field that does not fit is named, in the form's order.
+        (
+            json!({ "count": "many", "ratio": "half", "layout": "full" }),
+            refused(&[
+                ("title", FieldErrorKind::Required),
+                ("count", FieldErrorKind::WholeNumber),
+                ("ratio", FieldErrorKind::Number),
+                ("layout", layouts),
+            ]),
+        ),
     ];
-    for answer in bad {
-        assert_eq!(parsed.check(&fields(answer.clone()), GERMAN), Err(AnswerNotOffered), "{answer}");
+    for (answer, expected) in bad {
+        assert_eq!(parsed.check(&fields(answer.clone()), GERMAN), expected, "{answer}");
     }
+}
+
+#[test]
+fn a_text_longer_than_its_max_length_is_refused_in_characters() {
+    let parsed = InputPauseForm::parse(&json!({
+        "type": "object", "properties": { "name": { "type": "string", "maxLength": 5 } }, "required": ["name"]
+    }));
+    let InputPauseForm::Form(form) = &parsed else { panic!("{parsed:?}") };
+    assert_eq!(form.fields[0].max_length, Some(5));
+    // Five characters (not bytes), spaces around them not counted: the text as it is sent.
+    assert!(parsed.check(&fields(json!({ "name": " Jürgä " })), GERMAN).is_ok());
+    assert_eq!(
+        parsed.check(&fields(json!({ "name": "Jürgen" })), GERMAN),
+        refused(&[("name", FieldErrorKind::TooLong(5))])
+    );
+    // A bound that is not a count cannot be shown.
+    let odd = json!({ "type": "object", "properties": { "name": { "type": "string", "maxLength": "5" } } });
+    assert!(matches!(InputPauseForm::parse(&odd), InputPauseForm::Unsupported { .. }));
 }
 
 #[test]
@@ -224,17 +261,17 @@ fn a_form_answer_without_fields_is_refused() {
     let parsed = InputPauseForm::parse(&json!({
         "type": "object", "properties": { "a": { "type": "string" }, "b": { "type": "string" } }
     }));
-    assert_eq!(parsed.check(&fields(json!({})), GERMAN), Err(AnswerNotOffered));
-    assert_eq!(parsed.check(&InputAnswer::Fields(Map::new()), GERMAN), Err(AnswerNotOffered));
-    assert_eq!(parsed.check(&InputAnswer::FreeText("title=x".into()), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(parsed.check(&fields(json!({})), GERMAN), Err(AnswerRefused::NotOffered));
+    assert_eq!(parsed.check(&InputAnswer::Fields(Map::new()), GERMAN), Err(AnswerRefused::NotOffered));
+    assert_eq!(parsed.check(&InputAnswer::FreeText("title=x".into()), GERMAN), Err(AnswerRefused::NotOffered));
 }
 
 #[test]
 fn a_choice_takes_no_form_and_a_form_takes_no_button() {
     let choice = InputPauseForm::parse(&start_schema(&[]));
-    assert_eq!(choice.check(&fields(json!({ "start": "meta" })), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(choice.check(&fields(json!({ "start": "meta" })), GERMAN), Err(AnswerRefused::NotOffered));
     let form = InputPauseForm::parse(&page_form_schema());
-    assert_eq!(form.check(&InputAnswer::Choice(json!("wide")), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(form.check(&InputAnswer::Choice(json!("wide")), GERMAN), Err(AnswerRefused::NotOffered));
 }
 
 #[test]
@@ -266,7 +303,23 @@ fn an_html_form_post_is_read_with_the_field_kinds() {
         ("title".to_string(), "Kontakt".to_string()),
         ("layout".to_string(), "full".to_string()),
     ]);
-    assert_eq!(parsed.check(&InputAnswer::FormFields(not_offered), GERMAN), Err(AnswerNotOffered));
+    assert_eq!(
+        parsed.check(&InputAnswer::FormFields(not_offered), GERMAN),
+        refused(&[("layout", FieldErrorKind::OneOf(vec!["wide".into(), "narrow".into()]))])
+    );
+    // A dropdown left at "—" posts an empty value: nothing chosen, not a wrong choice.
+    let unchosen = std::collections::BTreeMap::from([
+        ("title".to_string(), "Kontakt".to_string()),
+        ("layout".to_string(), String::new()),
+    ]);
+    assert!(parsed.check(&InputAnswer::FormFields(unchosen), GERMAN).is_ok());
+    let posted = |count: &str| {
+        std::collections::BTreeMap::from([("title".to_string(), "x".to_string()), ("count".to_string(), count.into())])
+    };
+    assert_eq!(
+        parsed.check(&InputAnswer::FormFields(posted("2.5")), GERMAN),
+        refused(&[("count", FieldErrorKind::WholeNumber)])
+    );
 }
 
 // Found by the fuzz target (fuzz/fuzz_targets/question_schema.rs).
@@ -356,10 +409,15 @@ fn a_multi_select_takes_only_offered_distinct_options_within_its_bounds() {
     let accepted = form.check(&with(json!(["Piano", "Drums"])), GERMAN).unwrap();
     assert_eq!(accepted.data["untitledMultipleSelectEnum"], json!(["Piano", "Drums"]));
     assert!(accepted.display.contains("Piano, Drums"), "{}", accepted.display);
-    assert_eq!(form.check(&with(json!(["Piano", "Kazoo"])), GERMAN), Err(AnswerNotOffered));
-    assert_eq!(form.check(&with(json!(["Piano", "Piano"])), GERMAN), Err(AnswerNotOffered));
-    assert_eq!(form.check(&with(json!(["Guitar", "Piano", "Violin", "Drums"])), GERMAN), Err(AnswerNotOffered));
-    assert_eq!(form.check(&with(json!("Piano")), GERMAN), Err(AnswerNotOffered));
+    let field = "untitledMultipleSelectEnum";
+    let options = FieldErrorKind::OneOf(["Guitar", "Piano", "Violin", "Drums", "Bass"].map(String::from).to_vec());
+    assert_eq!(form.check(&with(json!(["Piano", "Kazoo"])), GERMAN), refused(&[(field, options.clone())]));
+    assert_eq!(form.check(&with(json!(["Piano", "Piano"])), GERMAN), refused(&[(field, options.clone())]));
+    assert_eq!(
+        form.check(&with(json!(["Guitar", "Piano", "Violin", "Drums"])), GERMAN),
+        refused(&[(field, FieldErrorKind::TooMany(3))])
+    );
+    assert_eq!(form.check(&with(json!("Piano")), GERMAN), refused(&[(field, options)]));
 }
 
 #[test]
@@ -379,7 +437,7 @@ fn ticked_checkboxes_of_a_plain_form_post_are_the_picked_options() {
     for stray in [multi_select_key("untitledMultipleSelectEnum", 99), "role".to_string()] {
         let mut posted = std::collections::BTreeMap::from([("name".to_string(), "Ada".to_string())]);
         posted.insert(stray, "on".to_string());
-        assert_eq!(form.check(&InputAnswer::FormFields(posted), GERMAN), Err(AnswerNotOffered));
+        assert_eq!(form.check(&InputAnswer::FormFields(posted), GERMAN), Err(AnswerRefused::NotOffered));
     }
 }
 
