@@ -152,24 +152,70 @@ pub async fn answer(
     .map_err(fail)
 }
 
-/// Decides on the approval card: `approve`, `deny`, or in a process run `variant` or `skip`.
+/// Decides on the approval card: `approve`, `deny`, `respond` (deny with `message` for the
+/// model), `approve_edited` (with `edits`, see `model::edit_key`), or in a process run `variant`
+/// or `skip` (with an optional `message`). `always` (`conversation` or `mine`) with an approval
+/// approves the card's tools from now on.
 #[server(endpoint = "decide")]
+#[allow(clippy::too_many_arguments)]
 pub async fn decide(
     conversation_id: String,
     digest: String,
     decision: String,
     run: Option<String>,
+    message: Option<String>,
+    edits: Option<std::collections::BTreeMap<String, String>>,
+    always: Option<String>,
 ) -> Result<(), AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
     use crate::i18n::Text;
-    use crate::model::CardDecision;
+    use crate::model::{AlwaysScope, CardDecision, CardExtras};
     let user = signed_in()?;
     let decision = CardDecision::parse(&decision).ok_or(AppError::Invalid(Text::ErrorTransport)).map_err(fail)?;
+    let always = match always.filter(|always| !always.is_empty()) {
+        Some(always) => Some(AlwaysScope::parse(&always).ok_or(AppError::Invalid(Text::ErrorTransport)).map_err(fail)?),
+        None => None,
+    };
+    // Only what the chosen answer takes: a plain Apply ignores the editing fields it posts beside.
+    let edits = edits.filter(|_| decision == CardDecision::ApproveEdited).unwrap_or_default();
+    let extras = CardExtras { message, edits, always };
     match run.filter(|run| !run.is_empty()) {
-        Some(run) => chat()?.decide_run(&user, &conversation_id, &run, &digest, decision, request_lang()).await,
-        None => chat()?.decide(&user, &conversation_id, &digest, decision, request_lang()).await,
+        Some(run) => chat()?.decide_run(&user, &conversation_id, &run, &digest, decision, extras, request_lang()).await,
+        None => chat()?.decide(&user, &conversation_id, &digest, decision, extras, request_lang()).await,
     }
     .map_err(fail)
+}
+
+/// The reader's standing approvals ("always allow").
+#[server(endpoint = "policies")]
+pub async fn policies() -> Result<Vec<crate::model::PolicyView>, AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.policies(&user).await.map_err(fail)
+}
+
+/// Revokes one of the reader's standing approvals.
+#[server(endpoint = "revoke_policy")]
+pub async fn revoke_policy(policy: i64) -> Result<(), AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.revoke_policy(&user, policy).await.map_err(fail)?;
+    if let Some(back) = crate::backend::plain_form_referer() {
+        leptos_axum::redirect(&back);
+    }
+    Ok(())
+}
+
+/// Permits (`permitted` = "true") or withdraws "always for me" for a tool; admins only.
+#[server(endpoint = "set_policy_permit")]
+pub async fn set_policy_permit(tool: String, permitted: String) -> Result<(), AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.set_policy_permit(&user, &tool, permitted == "true").await.map_err(fail)?;
+    if let Some(back) = crate::backend::plain_form_referer() {
+        leptos_axum::redirect(&back);
+    }
+    Ok(())
 }
 
 /// The reader's runs that wait for a decision or an answer, in any conversation.
@@ -178,6 +224,38 @@ pub async fn inbox() -> Result<crate::model::InboxView, AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
     let user = signed_in()?;
     chat()?.inbox(&user, request_lang()).await.map_err(fail)
+}
+
+/// How many runs wait for the reader, for the header (then kept up to date by `/events/user`).
+#[server(endpoint = "waiting")]
+pub async fn waiting() -> Result<crate::model::WaitingView, AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.waiting(&user).await.map_err(fail)
+}
+
+/// Dismisses one of the reader's waiting runs from the runs inbox: it is cancelled without a
+/// decision, with a line in its conversation and an audit row.
+#[server(endpoint = "dismiss")]
+pub async fn dismiss(conversation_id: String, run: String) -> Result<(), AppError> {
+    use crate::backend::{chat, fail, signed_in};
+    let user = signed_in()?;
+    chat()?.dismiss_run(&user, &conversation_id, &run).await.map_err(fail)
+}
+
+/// The audit log's rows the reader may see, filtered and paged (see `model::AuditQuery`).
+#[server(endpoint = "audit")]
+pub async fn audit_log(
+    user: Option<String>,
+    tool: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    page: Option<u32>,
+) -> Result<crate::model::AuditPageView, AppError> {
+    use crate::backend::{audit, fail, request_lang, signed_in};
+    let reader = signed_in()?;
+    let query = crate::model::AuditQuery { user, tool, from, to, page };
+    audit()?.audit(&reader, &query, request_lang()).await.map_err(fail)
 }
 
 /// Runs a failed turn again over the transcript as it is.
@@ -322,6 +400,77 @@ pub async fn admin_end_sessions(account: i64) -> Result<(), AppError> {
     use crate::backend::{admin, fail, signed_in};
     let user = signed_in()?;
     admin()?.end_sessions(&user, account).await.map_err(fail)
+}
+
+#[server(endpoint = "admin_webhooks")]
+pub async fn admin_webhooks() -> Result<crate::model::WebhooksView, AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    admin()?.webhooks(&user).await.map_err(fail)
+}
+
+/// A webhook: its URL, its events (a checkbox each), and the secret the page showed (a new one
+/// when none is given). Answers with the secret, once.
+#[server(endpoint = "admin_add_webhook")]
+pub async fn admin_add_webhook(
+    url: String,
+    waiting: Option<String>,
+    decided: Option<String>,
+    expired: Option<String>,
+    failed: Option<String>,
+    reminder: Option<String>,
+    secret: Option<String>,
+) -> Result<crate::model::WebhookCreated, AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    let mut chosen = Vec::new();
+    for (kind, checkbox) in [
+        ("run.waiting", waiting),
+        ("run.decided", decided),
+        ("run.expired", expired),
+        ("run.failed", failed),
+        ("run.reminder", reminder),
+    ] {
+        if ticked(checkbox) {
+            chosen.push(kind.to_string());
+        }
+    }
+    let secret = secret.filter(|secret| !secret.trim().is_empty());
+    admin()?.add_webhook(&user, &url, chosen, secret).await.map_err(fail)
+}
+
+#[server(endpoint = "admin_remove_webhook")]
+pub async fn admin_remove_webhook(webhook: i64) -> Result<(), AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    admin()?.remove_webhook(&user, webhook).await.map_err(fail)
+}
+
+#[server(endpoint = "admin_resend_delivery")]
+pub async fn admin_resend_delivery(delivery: i64) -> Result<(), AppError> {
+    use crate::backend::{admin, fail, signed_in};
+    let user = signed_in()?;
+    admin()?.resend_delivery(&user, delivery).await.map_err(fail)
+}
+
+/// The reader's e-mail address and whether they want mail of their waiting runs.
+#[server(endpoint = "mail_settings")]
+pub async fn mail_settings() -> Result<crate::model::MailSettingsView, AppError> {
+    use crate::backend::{auth, fail, signed_in};
+    let user = signed_in()?;
+    auth()?.mail_settings(&user).await.map_err(fail)
+}
+
+/// Sets the reader's e-mail address ("" for none) and the opt-in (a checkbox).
+#[server(endpoint = "set_mail")]
+pub async fn set_mail(address: String, notify: Option<String>) -> Result<(), AppError> {
+    use crate::backend::{auth, fail, signed_in};
+    let user = signed_in()?;
+    auth()?.set_mail(&user, &address, ticked(notify)).await.map_err(fail)?;
+    if let Some(back) = crate::backend::plain_form_referer() {
+        leptos_axum::redirect(&back);
+    }
+    Ok(())
 }
 
 /// The reader's sessions, this one marked.

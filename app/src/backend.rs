@@ -68,6 +68,11 @@ pub trait AuthBackend: Send + Sync + 'static {
     async fn logout(&self, session_token: &str) -> Result<(), AppError>;
     async fn session(&self, user: &CurrentUser, lang: Lang) -> Result<SessionView, AppError>;
     async fn set_language(&self, user: &CurrentUser, language: Option<Lang>) -> Result<(), AppError>;
+    // e-mail
+    async fn mail_settings(&self, user: &CurrentUser) -> Result<crate::model::MailSettingsView, AppError>;
+    /// Stores the reader's address ("" for none) and opt-in; a malformed address, or the opt-in
+    /// without one, is refused and nothing changes.
+    async fn set_mail(&self, user: &CurrentUser, address: &str, notify: bool) -> Result<(), AppError>;
 }
 
 /// Conversations, their questions and cards.
@@ -95,6 +100,7 @@ pub trait ChatBackend: Send + Sync + 'static {
         id: &str,
         digest: &str,
         decision: CardDecision,
+        extras: crate::model::CardExtras,
         lang: Lang,
     ) -> Result<(), AppError>;
     /// [`ChatBackend::answer`] from the runs inbox, for one of the conversation's runs, which may
@@ -109,6 +115,7 @@ pub trait ChatBackend: Send + Sync + 'static {
         lang: Lang,
     ) -> Result<(), AppError>;
     /// [`ChatBackend::decide`] from the runs inbox.
+    #[allow(clippy::too_many_arguments)]
     async fn decide_run(
         &self,
         user: &CurrentUser,
@@ -116,10 +123,23 @@ pub trait ChatBackend: Send + Sync + 'static {
         run: &str,
         digest: &str,
         decision: CardDecision,
+        extras: crate::model::CardExtras,
         lang: Lang,
     ) -> Result<(), AppError>;
+    // corrections: standing approvals
+    /// The reader's standing approvals ("always allow").
+    async fn policies(&self, user: &CurrentUser) -> Result<Vec<crate::model::PolicyView>, AppError>;
+    async fn revoke_policy(&self, user: &CurrentUser, policy: i64) -> Result<(), AppError>;
+    /// The tools an admin permits "always for me" for (admins only).
+    async fn policy_permits(&self, user: &CurrentUser) -> Result<Vec<String>, AppError>;
+    async fn set_policy_permit(&self, user: &CurrentUser, tool: &str, permitted: bool) -> Result<(), AppError>;
     /// The reader's runs that wait for a decision or an answer.
     async fn inbox(&self, user: &CurrentUser, lang: Lang) -> Result<crate::model::InboxView, AppError>;
+    /// How many runs wait for the reader: the ones [`ChatBackend::inbox`] lists, counted.
+    async fn waiting(&self, user: &CurrentUser) -> Result<crate::model::WaitingView, AppError>;
+    /// Cancels one of the reader's own waiting runs from the runs inbox without deciding it
+    /// (owner only); a run that no longer waits is refused and nothing changes.
+    async fn dismiss_run(&self, user: &CurrentUser, id: &str, run: &str) -> Result<(), AppError>;
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError>;
     /// Replaces the transcript from one of the reader's messages on with its edited text, and
     /// runs the conversation again from there.
@@ -168,6 +188,31 @@ pub trait AdminBackend: Send + Sync + 'static {
         may_approve_own: bool,
     ) -> Result<(), AppError>;
     async fn end_sessions(&self, user: &CurrentUser, account: i64) -> Result<(), AppError>;
+    // webhooks
+    async fn webhooks(&self, user: &CurrentUser) -> Result<crate::model::WebhooksView, AppError>;
+    /// `secret`: the one the page showed, else a new one; either comes back once.
+    async fn add_webhook(
+        &self,
+        user: &CurrentUser,
+        url: &str,
+        events: Vec<String>,
+        secret: Option<String>,
+    ) -> Result<crate::model::WebhookCreated, AppError>;
+    async fn remove_webhook(&self, user: &CurrentUser, webhook: i64) -> Result<(), AppError>;
+    /// A new delivery of the same body under the same event id.
+    async fn resend_delivery(&self, user: &CurrentUser, delivery: i64) -> Result<(), AppError>;
+}
+
+/// The audit log: admins read every row, others the rows of their own conversations (the server
+/// checks it on every call).
+#[async_trait]
+pub trait AuditBackend: Send + Sync + 'static {
+    async fn audit(
+        &self,
+        user: &CurrentUser,
+        query: &crate::model::AuditQuery,
+        lang: Lang,
+    ) -> Result<crate::model::AuditPageView, AppError>;
 }
 
 /// The services, provided as one context value.
@@ -178,6 +223,7 @@ pub struct Backends {
     pub content: Arc<dyn ContentBackend>,
     pub tools: Arc<dyn ToolsBackend>,
     pub admin: Arc<dyn AdminBackend>,
+    pub audit: Arc<dyn AuditBackend>,
 }
 
 fn backends() -> Result<Backends, AppError> {
@@ -202,6 +248,10 @@ pub fn tools() -> Result<Arc<dyn ToolsBackend>, AppError> {
 
 pub fn admin() -> Result<Arc<dyn AdminBackend>, AppError> {
     Ok(backends()?.admin)
+}
+
+pub fn audit() -> Result<Arc<dyn AuditBackend>, AppError> {
+    Ok(backends()?.audit)
 }
 
 /// The poll's path. The session middleware leaves its session unresolved (no `CurrentUser`):

@@ -16,7 +16,18 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::i18n::{Lang, Text};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+/// One field of edited arguments that does not fit its tool, and why, in the reader's language.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldProblem {
+    pub field: String,
+    pub message: String,
+    /// Which of the card's calls it is about (its index), so the card puts the sentence beside
+    /// that call's field; `None` for a problem of the edit as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
     #[error("Please sign in first")]
     Unauthenticated,
@@ -51,6 +62,9 @@ pub enum AppError {
     NotResumable,
     #[error("no reply is being written")]
     NothingToStop,
+    /// The run to dismiss no longer waits (decided, dismissed or expired).
+    #[error("nothing to dismiss")]
+    NothingToDismiss,
     /// Too many sign-in attempts for this name or from this address in the last minute.
     #[error("too many sign-in attempts")]
     TooManyAttempts,
@@ -66,10 +80,17 @@ pub enum AppError {
     /// The request or its answer did not get through (the network, or the framework elsewhere).
     #[error("the request could not be completed")]
     Transport,
+    /// Edited arguments that do not fit the tool's schema: a sentence per field. Nothing changed.
+    #[error("the edited arguments do not fit the tool")]
+    InvalidEdit(Vec<FieldProblem>),
+    /// A form question's answer with fields that do not fit it: a sentence per field (the same
+    /// shape as an edit's). Nothing was recorded.
+    #[error("the answer's fields do not fit the question")]
+    InvalidAnswer(Vec<FieldProblem>),
 }
 
 /// Every error without a payload, for reading a code back.
-const PLAIN: [AppError; 20] = [
+const PLAIN: [AppError; 21] = [
     AppError::Unauthenticated,
     AppError::BadCredentials,
     AppError::NotFound,
@@ -85,6 +106,7 @@ const PLAIN: [AppError; 20] = [
     AppError::ApprovalStillPending,
     AppError::NotResumable,
     AppError::NothingToStop,
+    AppError::NothingToDismiss,
     AppError::TooManyAttempts,
     AppError::Forbidden,
     AppError::NeedsReviewer,
@@ -112,11 +134,14 @@ impl AppError {
             AppError::ApprovalStillPending => Text::ErrorApprovalStillPending,
             AppError::NotResumable => Text::ErrorNotResumable,
             AppError::NothingToStop => Text::ErrorNothingToStop,
+            AppError::NothingToDismiss => Text::ErrorNothingToDismiss,
             AppError::Forbidden => Text::ErrorForbidden,
             AppError::TooManyAttempts => Text::ErrorTooManyAttempts,
             AppError::NeedsReviewer => Text::ErrorNeedsReviewer,
             AppError::BadRequest => Text::ErrorBadRequest,
             AppError::Transport => Text::ErrorTransport,
+            AppError::InvalidEdit(_) => Text::ErrorEditInvalid,
+            AppError::InvalidAnswer(_) => Text::ErrorAnswerFields,
         })
     }
 
@@ -139,11 +164,14 @@ impl AppError {
             AppError::ApprovalStillPending => "approval_still_pending",
             AppError::NotResumable => "not_resumable",
             AppError::NothingToStop => "nothing_to_stop",
+            AppError::NothingToDismiss => "nothing_to_dismiss",
             AppError::TooManyAttempts => "too_many_attempts",
             AppError::Forbidden => "forbidden",
             AppError::NeedsReviewer => "needs_reviewer",
             AppError::BadRequest => "bad_request",
             AppError::Transport => "transport",
+            AppError::InvalidEdit(_) => "invalid_edit",
+            AppError::InvalidAnswer(_) => "invalid_answer",
         }
     }
 
@@ -153,7 +181,10 @@ impl AppError {
             AppError::NotFound => 404,
             AppError::Forbidden | AppError::NeedsReviewer => 403,
             AppError::TooManyAttempts => 429,
-            AppError::Invalid(_) | AppError::AnswerNotOffered => 422,
+            AppError::Invalid(_)
+            | AppError::AnswerNotOffered
+            | AppError::InvalidEdit(_)
+            | AppError::InvalidAnswer(_) => 422,
             AppError::Busy
             | AppError::NotAwaitingInput
             | AppError::QuestionChanged
@@ -162,7 +193,8 @@ impl AppError {
             | AppError::DecisionInFlight
             | AppError::ApprovalStillPending
             | AppError::NotResumable
-            | AppError::NothingToStop => 409,
+            | AppError::NothingToStop
+            | AppError::NothingToDismiss => 409,
             AppError::BadRequest => 400,
             AppError::Internal | AppError::Transport => 500,
             AppError::Unavailable => 503,
@@ -189,6 +221,9 @@ impl Serialize for AppError {
         if let AppError::Invalid(text) = self {
             map.serialize_entry("reason", text)?;
         }
+        if let AppError::InvalidEdit(fields) | AppError::InvalidAnswer(fields) = self {
+            map.serialize_entry("fields", fields)?;
+        }
         map.end()
     }
 }
@@ -211,10 +246,12 @@ impl<'de> Visitor<'de> for Wire {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AppError, A::Error> {
         let mut code: Option<String> = None;
         let mut reason: Option<Text> = None;
+        let mut fields: Option<Vec<FieldProblem>> = None;
         while let Some(key) = map.next_key::<String>()? {
             match key.as_str() {
                 "code" => code = Some(map.next_value()?),
                 "reason" => reason = Some(map.next_value()?),
+                "fields" => fields = Some(map.next_value()?),
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -223,6 +260,12 @@ impl<'de> Visitor<'de> for Wire {
         let code = code.ok_or_else(|| de::Error::missing_field("code"))?;
         if code == "invalid" {
             return reason.map(AppError::Invalid).ok_or_else(|| de::Error::missing_field("reason"));
+        }
+        if code == "invalid_edit" {
+            return fields.map(AppError::InvalidEdit).ok_or_else(|| de::Error::missing_field("fields"));
+        }
+        if code == "invalid_answer" {
+            return fields.map(AppError::InvalidAnswer).ok_or_else(|| de::Error::missing_field("fields"));
         }
         PLAIN
             .into_iter()
@@ -262,8 +305,18 @@ mod tests {
     fn an_error_crosses_the_wire_as_its_code_and_sentence_and_reads_back_the_same() {
         let mut all = PLAIN.to_vec();
         all.push(AppError::Invalid(Text::ErrorEmptyMessage));
+        all.push(AppError::InvalidEdit(vec![FieldProblem {
+            field: "content".into(),
+            message: "Required.".into(),
+            call: Some(0),
+        }]));
+        all.push(AppError::InvalidAnswer(vec![FieldProblem {
+            field: "age".into(),
+            message: "Enter a whole number.".into(),
+            call: None,
+        }]));
         for error in all {
-            let json = serde_json::to_value(error).unwrap();
+            let json = serde_json::to_value(&error).unwrap();
             assert_eq!(json["code"], error.code());
             assert_eq!(json["message"], error.message(Lang::En));
             assert_eq!(serde_json::from_value::<AppError>(json).unwrap(), error);

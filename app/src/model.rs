@@ -252,6 +252,42 @@ pub struct ApprovalCardView {
     /// Four-eyes: the reader may not approve this change of their own; a reviewer decides it.
     #[serde(default)]
     pub needs_reviewer: bool,
+    /// "Always allow" beside Apply; `None` where it cannot be offered (four-eyes, a reviewer).
+    #[serde(default)]
+    pub always: Option<AlwaysOffer>,
+}
+
+// e-mail (issue 39)
+/// The reader's e-mail settings on the account page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MailSettingsView {
+    /// "" when none is stored.
+    pub address: String,
+    pub notify: bool,
+    /// Whether this server sends mail at all (`--smtp-url`).
+    pub available: bool,
+}
+
+/// How many runs wait for the reader (the header's count, the same runs as the inbox lists), as
+/// the page is rendered with it and as `/events/user` sends it ("waiting") whenever it changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingView {
+    pub count: u32,
+    /// Changes whenever the set of waiting runs does (one leaves, another comes): an open inbox
+    /// then loads again.
+    pub mark: String,
+    /// The run that began to wait last, sent when the count went up: what a notification names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest: Option<WaitingRunView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitingRunView {
+    pub run_id: String,
+    pub conversation_id: String,
+    pub title: String,
+    /// A card; else a question.
+    pub approval: bool,
 }
 
 /// The reader's runs that wait for a decision or an answer, each with its card or question.
@@ -328,6 +364,88 @@ pub struct PendingCallView {
     /// source): the conversation holds outside content, and the tool reaches the open world.
     #[serde(default)]
     pub sends_out_to: Option<String>,
+    /// How the reader may edit the call before approving it; `None`: not at all (a reviewer's card).
+    #[serde(default)]
+    pub edit: Option<CallEdit>,
+}
+
+/// How a call's arguments are edited on its card. Posted as `edits[<call index>/<argument>]` for
+/// a text or a form field, `edits[<call index>]` for the whole arguments as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CallEdit {
+    /// The proposed text of a write, editable in place: the argument that holds it.
+    Text { argument: String, text: String },
+    /// The tool's input schema read as a form (the reader questions use), each field holding the
+    /// argument's value as its default.
+    Form { fields: Vec<question::form::FormField> },
+    /// What the form reader cannot show: the arguments as JSON.
+    Json { text: String },
+}
+
+/// The posted key of one edited argument of the call at `index` (`None`: the whole arguments as JSON).
+pub fn edit_key(index: usize, argument: Option<&str>) -> String {
+    match argument {
+        // Not a bare number: the form decoder would read it as a list's index.
+        Some(argument) => format!("call{index}/{argument}"),
+        None => format!("call{index}"),
+    }
+}
+
+/// Where a standing approval applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AlwaysScope {
+    /// Only in this conversation.
+    Conversation,
+    /// In all of the reader's conversations (where an admin permits it for the tool).
+    Mine,
+}
+
+impl AlwaysScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlwaysScope::Conversation => "conversation",
+            AlwaysScope::Mine => "mine",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<AlwaysScope> {
+        match value {
+            "conversation" => Some(AlwaysScope::Conversation),
+            "mine" => Some(AlwaysScope::Mine),
+            _ => None,
+        }
+    }
+}
+
+/// What a card's form sends beside its decision.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CardExtras {
+    /// A sentence for the model: with Respond (required), Another variant or Skip (optional).
+    pub message: Option<String>,
+    /// With Apply edited: the edited arguments as posted, by [`edit_key`].
+    pub edits: std::collections::BTreeMap<String, String>,
+    /// With an approval: from now on approve the card's tools without asking.
+    pub always: Option<AlwaysScope>,
+}
+
+/// The offer to always allow a card's tools, shown beside Apply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlwaysOffer {
+    /// The tools' names as the checkbox names them.
+    pub tools: String,
+    /// An admin permits "always for me" for every one of them.
+    pub mine: bool,
+}
+
+/// A standing approval, as the settings list it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyView {
+    pub id: i64,
+    pub tool: String,
+    /// The conversation it applies in (id, title); `None`: everywhere.
+    pub conversation: Option<(String, String)>,
 }
 
 /// Why a card was denied, in a process run.
@@ -392,6 +510,50 @@ pub struct AccountView {
     pub is_you: bool,
 }
 
+/// The webhooks page (admins): the webhooks, the newest deliveries, and the secret the next
+/// webhook added from the page gets (shown before it is added: afterwards only masked).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhooksView {
+    pub webhooks: Vec<WebhookView>,
+    pub deliveries: Vec<DeliveryView>,
+    pub new_secret: String,
+    /// The kinds of event a webhook may be sent (`run.waiting`, …).
+    pub kinds: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookView {
+    pub id: i64,
+    pub url: String,
+    pub events: Vec<String>,
+    /// `whsec_` and its first characters.
+    pub secret_masked: String,
+    pub active: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeliveryView {
+    pub id: i64,
+    pub event_id: String,
+    pub url: String,
+    pub kind: String,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub attempts: i64,
+    pub last_status: Option<i64>,
+    pub last_error: Option<String>,
+    /// Unix seconds.
+    pub created_at: i64,
+    pub resent: bool,
+}
+
+/// A webhook just added, with its secret: the only time it is shown whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WebhookCreated {
+    pub id: i64,
+    pub secret: String,
+}
+
 /// The button the reader pressed on an approval card.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -400,6 +562,10 @@ pub enum CardDecision {
     Deny,
     Variant,
     Skip,
+    /// Deny, telling the model what to do instead.
+    Respond,
+    /// Approve with the arguments the reader edited.
+    ApproveEdited,
 }
 
 impl CardDecision {
@@ -409,6 +575,8 @@ impl CardDecision {
             CardDecision::Deny => "deny",
             CardDecision::Variant => "variant",
             CardDecision::Skip => "skip",
+            CardDecision::Respond => "respond",
+            CardDecision::ApproveEdited => "approve_edited",
         }
     }
 
@@ -418,6 +586,8 @@ impl CardDecision {
             "deny" => Some(CardDecision::Deny),
             "variant" => Some(CardDecision::Variant),
             "skip" => Some(CardDecision::Skip),
+            "respond" => Some(CardDecision::Respond),
+            "approve_edited" => Some(CardDecision::ApproveEdited),
             _ => None,
         }
     }
@@ -479,6 +649,10 @@ pub struct ToolView {
     pub effect: ToolEffectView,
     /// Whether a call waits for an approval card.
     pub needs_approval: bool,
+    /// For an admin, of a tool whose calls can wait for a card: whether users may always allow it
+    /// for themselves ("always for me"). `None` for everyone else and every other tool.
+    #[serde(default)]
+    pub permit: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -559,4 +733,82 @@ mod tests {
         assert_eq!(without_query_param("/pages/3?editor=x&edit", "edit"), "/pages/3?editor=x");
         assert_eq!(without_query_param("/c/abc", "edit"), "/c/abc");
     }
+}
+
+// On record (issue 39): the audit log's page and exports.
+
+/// The audit page's filters, as its address carries them (`/audit?user=…&tool=…&from=…&to=…&page=…`),
+/// so a filtered view is a link. Dates are `YYYY-MM-DD` (UTC); an empty value is no filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditQuery {
+    #[serde(default)]
+    pub user: Option<String>,
+    #[serde(default)]
+    pub tool: Option<String>,
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<String>,
+    /// 1 for the newest rows.
+    #[serde(default)]
+    pub page: Option<u32>,
+}
+
+impl AuditQuery {
+    /// The query string of these filters (without the page), for links that keep them.
+    pub fn filters_query(&self) -> String {
+        let pairs = [("user", &self.user), ("tool", &self.tool), ("from", &self.from), ("to", &self.to)];
+        pairs
+            .iter()
+            .filter_map(|(name, value)| {
+                let value = value.as_deref().map(str::trim).filter(|value| !value.is_empty())?;
+                Some(format!("{name}={}", percent_encode(value)))
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+}
+
+/// A query value, percent-encoded (everything but unreserved characters).
+fn percent_encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (byte as char).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
+/// One audit row as the page shows it, its words in the reader's language.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRowView {
+    pub id: i64,
+    /// `YYYY-MM-DD HH:MM:SS UTC`.
+    pub at: String,
+    /// The stored code (`approved`, …) and its label.
+    pub action: String,
+    pub action_label: String,
+    /// Who did it; `None` for the system.
+    pub actor: Option<String>,
+    pub owner: Option<String>,
+    pub conversation_id: String,
+    pub conversation_title: String,
+    pub run_id: Option<String>,
+    pub surface_label: String,
+    pub tools: Vec<String>,
+    pub arguments: Option<String>,
+    pub arguments_run: Option<String>,
+    pub preview: Option<String>,
+    pub answer: Option<String>,
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditPageView {
+    pub rows: Vec<AuditRowView>,
+    /// The reader sees every conversation's rows (an admin), not only their own.
+    pub all: bool,
+    pub page: u32,
+    pub has_older: bool,
 }

@@ -1,8 +1,10 @@
 pub mod account;
 pub mod admin;
+pub mod audit;
 pub mod chat;
 pub mod content;
 pub mod header;
 pub mod inbox;
 pub mod login;
 pub mod tools;
+pub mod webhooks;

@@ -25,7 +25,7 @@ async function watchViolations(page: Page): Promise<() => Promise<string[]>> {
 
 async function visitEveryPage(page: Page, violations: () => Promise<string[]>, conversation: string) {
   // Ends on a page with the header, where the language is picked.
-  const paths = ["/no-such-page", conversation, "/runs", "/tools", "/pages", "/pages/1", "/account", "/admin", "/"];
+  const paths = ["/no-such-page", conversation, "/runs", "/tools", "/pages", "/pages/1", "/account", "/admin", "/admin/webhooks", "/audit", "/"];
   for (const path of paths) {
     await page.goto(path);
     // Every page hydrates its islands (or has none) under the policy: the WASM ran.

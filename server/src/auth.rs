@@ -105,7 +105,7 @@ pub async fn with_session(store: &Store, mut request: Request) -> Result<Request
             || path.starts_with("/c/")
             || path == "/pages"
             || path.starts_with("/pages/")
-            || matches!(path, "/runs" | "/tools" | "/admin" | "/account"));
+            || matches!(path, "/runs" | "/tools" | "/admin" | "/account" | "/audit"));
     if is_page && user.is_none() {
         return Err(Refusal::SignInFirst);
     }

@@ -9,30 +9,41 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use app::backend::{ChatBackend, CurrentUser};
-use app::error::AppError;
+use app::error::{AppError, FieldProblem};
 use app::i18n::{Lang, Text};
 use app::model::{
-    ApprovalCardView, AttachmentView, CardAnswers, CardDecision, ChangeView, ConversationSummary, ConversationView,
-    DiffKind, DiffView, DraftView, InboxItemView, InboxView, MessageView, PendingCallView, PollView, PreviewView,
-    QuestionView,
+    AlwaysOffer, AlwaysScope, ApprovalCardView, AttachmentView, CardAnswers, CardDecision, CardExtras, ChangeView,
+    ConversationSummary, ConversationView, DiffKind, DiffView, DraftView, InboxItemView, InboxView, MessageView,
+    PendingCallView, PolicyView, PollView, PreviewView, QuestionView,
 };
 use content::store::ContentStore;
-use question::form::{InputAnswer, InputPauseForm, YesNo};
+use question::form::{AnswerRefused, FieldErrorKind, InputAnswer, InputPauseForm, YesNo};
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
+use crate::audit::{self, Action, Entry, Surface};
 use crate::continue_intent::is_continue_intent;
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, Recorded, Reply};
+use crate::conversation::{
+    Conversation, ConversationStatus, DecisionDetail, ErrorCode, MessageRole, Notice, Recorded, Reply,
+};
+use crate::corrections;
 use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
 use crate::skills::{ProcessRunDetector, SkillCatalogue};
+use crate::store::NewPolicies;
 use crate::store::{Attachment, ConversationSnapshot, Decision, NewAttachment, StartTurn, Store, StoreError};
 use crate::worker::WorkerHandle;
 
-pub const UNTITLED: &str = "New conversation";
+/// The stored title of a conversation nobody named yet: no words of any language, so each reader
+/// sees "New conversation" in their own (`shown_title`), and a title a user chose never reads as
+/// untitled (a rename is never empty), so the first message's title never overwrites it.
+pub const UNTITLED: &str = "";
 /// Longer messages are refused rather than cut, so nothing the user wrote is lost silently.
 pub const MAX_MESSAGE_CHARS: usize = 8_000;
-const TITLE_CHARS: usize = 60;
+/// A title from the first message is about this long, cut at a word.
+const TITLE_CHARS: usize = 40;
+/// A tour's title names its page, cut at this length.
+const PAGE_TITLE_CHARS: usize = 60;
 /// The sidebar lists this many of the latest conversations; an older one stays reachable by its
 /// address. Without a bound the list (and every page that shows it) grows with the account.
 pub const LIST_LIMIT: i64 = 100;
@@ -86,13 +97,37 @@ fn runtime_failure(error: runtime::RuntimeError) -> AppError {
     AppError::Internal
 }
 
+/// A conversation's title from its first message: its first words up to about [`TITLE_CHARS`],
+/// cut at a word (inside one only when the first word alone is longer), "…" where it was cut.
 fn title_from(content: &str) -> String {
-    let line = content.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or(UNTITLED);
-    let mut title: String = line.chars().take(TITLE_CHARS).collect();
-    if line.chars().count() > TITLE_CHARS {
-        title.push('…');
+    let mut title = String::new();
+    let mut length = 0;
+    for word in content.split_whitespace() {
+        let words = word.chars().count();
+        let longer = length + usize::from(length > 0) + words;
+        if longer > TITLE_CHARS {
+            if length == 0 {
+                title.extend(word.chars().take(TITLE_CHARS));
+            }
+            title.push('…');
+            return title;
+        }
+        if length > 0 {
+            title.push(' ');
+        }
+        title.push_str(word);
+        length = longer;
     }
     title
+}
+
+/// The title a reader sees: an untitled conversation's in their language.
+pub(crate) fn shown_title(title: String, lang: Lang) -> String {
+    if title == UNTITLED {
+        lang.t(Text::NewConversation).to_string()
+    } else {
+        title
+    }
 }
 
 fn attachment_view(file: &Attachment) -> AttachmentView {
@@ -142,9 +177,37 @@ fn checked_reply(
         answer => {
             let form = InputPauseForm::parse(&pause.schema);
             let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
-            let accepted = form.check(&answer, words).map_err(|_| AppError::AnswerNotOffered)?;
+            let accepted = form.check(&answer, words).map_err(|refused| match refused {
+                AnswerRefused::NotOffered => AppError::AnswerNotOffered,
+                AnswerRefused::Fields(fields) => AppError::InvalidAnswer(
+                    fields
+                        .into_iter()
+                        .map(|error| FieldProblem {
+                            message: field_sentence(&error.kind, lang),
+                            field: error.field,
+                            call: None,
+                        })
+                        .collect(),
+                ),
+            })?;
             Ok((Reply::Values(accepted.data), accepted.display))
         }
+    }
+}
+
+/// What a form's field wants instead of the value it got, in the reader's language.
+fn field_sentence(kind: &FieldErrorKind, lang: Lang) -> String {
+    let with = |text: Text, value: &str| lang.t(text).replace("{}", value);
+    match kind {
+        FieldErrorKind::Required => lang.t(Text::AnswerFieldRequired).to_string(),
+        FieldErrorKind::WholeNumber => lang.t(Text::AnswerFieldWholeNumber).to_string(),
+        FieldErrorKind::Number => lang.t(Text::AnswerFieldNumber).to_string(),
+        FieldErrorKind::YesOrNo => lang.t(Text::AnswerFieldYesOrNo).to_string(),
+        FieldErrorKind::Text => lang.t(Text::AnswerFieldText).to_string(),
+        FieldErrorKind::OneOf(options) => with(Text::AnswerFieldOneOf, &options.join(", ")),
+        FieldErrorKind::TooLong(max) => with(Text::AnswerFieldTooLong, &max.to_string()),
+        FieldErrorKind::TooFew(min) => with(Text::AnswerFieldTooFew, &min.to_string()),
+        FieldErrorKind::TooMany(max) => with(Text::AnswerFieldTooMany, &max.to_string()),
     }
 }
 
@@ -161,8 +224,8 @@ fn checked_decision(
         return Err(AppError::CardChanged);
     }
     Ok(match decision {
-        CardDecision::Approve => (true, None, None),
-        CardDecision::Deny => (false, None, None),
+        CardDecision::Approve | CardDecision::ApproveEdited => (true, None, None),
+        CardDecision::Deny | CardDecision::Respond => (false, None, None),
         CardDecision::Variant if offers_reasons => {
             (false, Some(DenialReason::Variant), Some(lang.t(Text::ApprovalVariant)))
         }
@@ -187,6 +250,17 @@ fn waits_for_reviewer(pause: &runtime::ApprovalPause, user: &CurrentUser) -> boo
     pause.any_write() && !user.approves_own_changes()
 }
 
+/// The distinct tools of a card's calls, in the card's order.
+fn tool_names(pause: &runtime::ApprovalPause) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for call in &pause.pending_calls {
+        if !names.contains(&call.name) {
+            names.push(call.name.clone());
+        }
+    }
+    names
+}
+
 /// A card as the reader sees it, in their language.
 pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lang: Lang) -> ApprovalCardView {
     let preview_failed = pause.preview_failed();
@@ -202,9 +276,18 @@ pub(crate) fn card_view(pause: runtime::ApprovalPause, answers: CardAnswers, lan
             name: call.name,
             declares_write: call.declares_write,
             tool_registered: call.tool_registered,
+            edit: None,
         })
         .collect();
-    ApprovalCardView { digest: pause.digest, answers, calls, preview_failed, run: None, needs_reviewer: false }
+    ApprovalCardView {
+        digest: pause.digest,
+        answers,
+        calls,
+        preview_failed,
+        run: None,
+        needs_reviewer: false,
+        always: None,
+    }
 }
 
 fn preview_view(preview: runtime::CallPreview, lang: Lang) -> PreviewView {
@@ -359,13 +442,16 @@ impl ChatService {
 
     /// Records a decision on the conversation's card by `decider`: its owner, or a reviewer of
     /// the owner's changes (four-eyes), who may only approve.
+    #[allow(clippy::too_many_arguments)]
     async fn decide_on(
         &self,
         row: Conversation,
         decider: &CurrentUser,
         digest: &str,
         decision: CardDecision,
+        extras: CardExtras,
         lang: Lang,
+        surface: Surface,
     ) -> Result<(), AppError> {
         if row.status != ConversationStatus::AwaitingApproval {
             return Err(if row.status == ConversationStatus::Processing && row.recorded.is_some() {
@@ -389,12 +475,122 @@ impl ChatService {
         if approve && !reviewing && waits_for_reviewer(&pause, decider) {
             return Err(AppError::NeedsReviewer);
         }
-        let decision = Decision { approve, digest: &pause.digest, reason, label, decided_by: decider.id };
-        if !self.store.record_decision(row.user_id, &row.id, decision).await.map_err(internal)? {
+        // Corrections are the owner's: a reviewer approves what was proposed.
+        let corrected = decision == CardDecision::ApproveEdited || extras.always.is_some();
+        if reviewing && corrected {
+            return Err(AppError::Forbidden);
+        }
+        let (detail, line) = self.decision_detail(&pause, decision, offers_reasons, &extras, lang)?;
+        let always = match extras.always.filter(|_| approve) {
+            Some(scope) => Some(self.policy_request(decider, &row.id, &pause, scope).await?),
+            None => None,
+        };
+        let label = line.as_deref().or(label);
+        let decision =
+            Decision { approve, digest: &pause.digest, reason, label, decided_by: decider.id, detail: &detail };
+        let run_id = row.run_id.ok_or(AppError::NotAwaitingApproval)?;
+        let entry = audit::decision_entry(approve, reason, &detail, decider.id, surface, run_id, &pause);
+        if !self.store.record_decision(row.user_id, &row.id, decision, &entry).await.map_err(internal)? {
             return Err(AppError::NotAwaitingApproval);
+        }
+        if let Some(request) = always {
+            self.store.add_policies(&request).await.map_err(internal)?;
         }
         self.wake(&row.id);
         Ok(())
+    }
+
+    /// What a decision carries beyond yes or no, checked: the sentence for the model (Respond, or
+    /// with a process card's reason), the edited arguments (Apply edited); and the transcript line
+    /// that says so, if any.
+    fn decision_detail(
+        &self,
+        pause: &runtime::ApprovalPause,
+        decision: CardDecision,
+        offers_reasons: bool,
+        extras: &CardExtras,
+        lang: Lang,
+    ) -> Result<(DecisionDetail, Option<String>), AppError> {
+        let mut detail = DecisionDetail::default();
+        let line = match decision {
+            CardDecision::Respond => {
+                let said = corrections::checked_sentence(extras.message.as_deref(), true)?.unwrap_or_default();
+                let line = lang.t(Text::DecisionResponded).replace("{}", &said);
+                detail.message = Some(said);
+                Some(line)
+            }
+            CardDecision::Variant | CardDecision::Skip if offers_reasons => {
+                let said = corrections::checked_sentence(extras.message.as_deref(), false)?;
+                let label =
+                    lang.t(if decision == CardDecision::Variant { Text::ApprovalVariant } else { Text::ApprovalSkip });
+                let line = said.as_ref().map(|said| format!("{label}: {said}"));
+                detail.message = said;
+                line
+            }
+            CardDecision::ApproveEdited => {
+                detail.edits =
+                    corrections::edited_arguments(&pause.pending_calls, self.runtime.tools(), &extras.edits, lang)?;
+                Some(lang.t(Text::DecisionEdited).to_string())
+            }
+            _ => None,
+        };
+        Ok((detail, line))
+    }
+
+    /// A card of the reader's own, with what they may do beyond yes or no: edit each call, and
+    /// always allow its tools (never where their changes wait for a second person).
+    async fn owner_card(
+        &self,
+        user: &CurrentUser,
+        pause: runtime::ApprovalPause,
+        answers: CardAnswers,
+        lang: Lang,
+    ) -> Result<ApprovalCardView, AppError> {
+        let needs_reviewer = waits_for_reviewer(&pause, user);
+        let tools = self.runtime.tools();
+        let edits: Vec<_> = pause
+            .pending_calls
+            .iter()
+            .map(|call| {
+                let tool = tools.get(&call.name);
+                corrections::call_edit(call, tool.as_ref().map(|tool| &tool.spec.parameters))
+            })
+            .collect();
+        let names = tool_names(&pause);
+        let always = if needs_reviewer || !pause.pending_calls.iter().all(|call| call.tool_registered) {
+            None
+        } else {
+            let mine = self.store.policy_permits_all(&names).await.map_err(internal)?;
+            Some(AlwaysOffer { tools: names.join(", "), mine })
+        };
+        let mut card = card_view(pause, answers, lang);
+        if !needs_reviewer {
+            for (call, edit) in card.calls.iter_mut().zip(edits) {
+                call.edit = Some(edit);
+            }
+        }
+        Ok(ApprovalCardView { needs_reviewer, always, ..card })
+    }
+
+    /// A standing approval the reader asks for with their approval, checked before anything is
+    /// recorded: never for a reader whose changes wait for a second person, and "for me" only for
+    /// tools an admin permits it for.
+    async fn policy_request(
+        &self,
+        user: &CurrentUser,
+        conversation_id: &str,
+        pause: &runtime::ApprovalPause,
+        scope: AlwaysScope,
+    ) -> Result<NewPolicies, AppError> {
+        if !user.approves_own_changes() {
+            return Err(AppError::Invalid(Text::PolicyFourEyes));
+        }
+        let tools = tool_names(pause);
+        if scope == AlwaysScope::Mine && !self.store.policy_permits_all(&tools).await.map_err(internal)? {
+            return Err(AppError::Invalid(Text::PolicyNotPermitted));
+        }
+        let conversation_id = (scope == AlwaysScope::Conversation).then(|| conversation_id.to_string());
+        Ok(NewPolicies { user_id: user.id, tools, conversation_id })
     }
 
     /// Another user's conversation whose card waits for a reviewer, for a reader who reviews:
@@ -495,13 +691,14 @@ impl ChatService {
         run_id: Uuid,
         recorded: &Recorded,
         decided_by: Option<i64>,
+        entry: &Entry,
     ) -> Result<(), AppError> {
         let waiting = recorded.waiting_run_status();
         let still_waits = async {
             let status = self.runtime.run_status(&Actor::user(row.user_id), run_id).await;
             status.map(|status| status == Some(waiting)).map_err(runtime_failure)
         };
-        let won = self.store.record_run_decision(&row.id, run_id, recorded, decided_by, still_waits).await;
+        let won = self.store.record_run_decision(&row.id, run_id, recorded, decided_by, entry, still_waits).await;
         if !won.map_err(internal)?? {
             return Err(AppError::DecisionInFlight);
         }
@@ -522,7 +719,7 @@ impl ChatService {
     ) -> Result<(), AppError> {
         let run_id = Uuid::parse_str(run.trim()).map_err(|_| AppError::NotFound)?;
         if row.run_id == Some(run_id) {
-            return self.decide_on(row, reviewer, digest, decision, lang).await;
+            return self.decide_on(row, reviewer, digest, decision, CardExtras::default(), lang, Surface::Inbox).await;
         }
         let owner = self.store.conversation_of_any_run(run_id).await.map_err(internal)?;
         if owner.is_none_or(|owner| owner.id != row.id) {
@@ -536,8 +733,15 @@ impl ChatService {
         if !approve || pause.offers_denial_reason() {
             return Err(AppError::Forbidden);
         }
-        let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason: None };
-        self.record_run_decision(&row, run_id, &recorded, Some(reviewer.id)).await
+        let recorded = Recorded::Decision {
+            approve,
+            digest: pause.digest.clone(),
+            reason: None,
+            detail: DecisionDetail::default(),
+        };
+        let none = DecisionDetail::default();
+        let entry = audit::decision_entry(approve, None, &none, reviewer.id, Surface::Inbox, run_id, &pause);
+        self.record_run_decision(&row, run_id, &recorded, Some(reviewer.id), &entry).await
     }
 
     /// What the run waits on, read live: the question and card are always the ones as they stand.
@@ -584,7 +788,12 @@ impl ChatService {
             return Ok(false);
         }
         tracing::warn!(conversation = %row.id, "no worker took the recorded answer or decision; handing it back");
-        self.store.hand_back(&row.id, recorded.waiting_status(), ErrorCode::NotDelivered).await.map_err(internal)
+        let pause = self.pause_of_run(row, run_id).await.ok().flatten();
+        let waiting = crate::turn::waiting_entry(run_id, pause.as_ref(), Some(ErrorCode::NotDelivered));
+        self.store
+            .hand_back(&row.id, recorded.waiting_status(), ErrorCode::NotDelivered, Some(&waiting))
+            .await
+            .map_err(internal)
     }
 
     /// The user's conversation as the page shows it: the row, its transcript and its files read
@@ -616,8 +825,7 @@ impl ChatService {
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
-                let needs_reviewer = waits_for_reviewer(&pause, user);
-                (None, Some(ApprovalCardView { needs_reviewer, ..card_view(pause, answers, lang) }))
+                (None, Some(self.owner_card(user, pause, answers, lang).await?))
             }
             _ => (None, None),
         };
@@ -639,6 +847,13 @@ impl ChatService {
             messages: messages
                 .into_iter()
                 .map(|mut message| {
+                    // A dismissal's line holds only who dismissed it; the page says the rest.
+                    let dismissed_by = if message.notice == Some(Notice::Dismissed) {
+                        message.html = Some(String::new());
+                        std::mem::take(&mut message.content)
+                    } else {
+                        String::new()
+                    };
                     // The reader's own messages are never interpreted. An assistant's line goes
                     // as HTML alone: stored when the line was written, made here only for a line
                     // written before that or by another renderer version.
@@ -667,6 +882,7 @@ impl ChatService {
                             Some(Notice::DecidedElsewhere) => Some(lang.t(Text::NoteDecidedElsewhere).to_string()),
                             Some(Notice::ElsewhereFailed) => Some(lang.t(Text::NoteElsewhereFailed).to_string()),
                             Some(Notice::Expired) => Some(lang.t(Text::RunExpired).to_string()),
+                            Some(Notice::Dismissed) => Some(lang.t(Text::NoteDismissed).replace("{}", &dismissed_by)),
                             _ => None,
                         },
                         content,
@@ -674,7 +890,7 @@ impl ChatService {
                 })
                 .collect(),
             id: row.id,
-            title: row.title,
+            title: shown_title(row.title, lang),
         })
     }
 
@@ -716,6 +932,8 @@ impl ChatService {
         run_id: Uuid,
         turn: NewTurn<'_>,
     ) -> Result<(), AppError> {
+        // For the audit's row only: where the run stands is asked again, under the claim.
+        let pause = self.pause_of_run(row, run_id).await.ok().flatten();
         if !self.store.claim_waiting(row.user_id, &row.id, row.status).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
@@ -733,12 +951,17 @@ impl ChatService {
             self.store.release_claim(&row.id, row.status).await.map_err(internal)?;
             return Err(AppError::Busy);
         }
+        // The audit's row goes with the new turn's write, which the claim makes sure wins.
+        let cancelled = result.cancelled.then(|| {
+            Entry::new(Action::Cancelled, Surface::Chat, Some(row.user_id), Some(run_id)).with_pause(pause.as_ref())
+        });
         let started = match turn {
             NewTurn::Message(content) => {
-                self.store.start_claimed_turn(&row.id, content, &title_from(content), UNTITLED).await
+                let title = title_from(content);
+                self.store.start_claimed_turn(&row.id, content, &title, UNTITLED, cancelled.as_ref()).await
             }
             NewTurn::Edit { message_id, content } => {
-                self.store.restart_claimed_from(&row.id, message_id, content).await
+                self.store.restart_claimed_from(&row.id, message_id, content, cancelled.as_ref()).await
             }
         };
         if !started.map_err(internal)? {
@@ -749,13 +972,100 @@ impl ChatService {
     }
 }
 
+// On record: answers by surface, and dismissing from the runs inbox.
+impl ChatService {
+    /// An answer to the question the conversation waits on, from `surface` (the chat, the runs
+    /// inbox, the JSON input route): checked against the question as it stands, recorded with its
+    /// audit row in one guarded write.
+    pub async fn answer_from(
+        &self,
+        user: &CurrentUser,
+        id: &str,
+        digest: &str,
+        answer: InputAnswer,
+        lang: Lang,
+        surface: Surface,
+    ) -> Result<(), AppError> {
+        let row = self.owned(user, id).await?;
+        if row.status != ConversationStatus::AwaitingInput {
+            return Err(AppError::NotAwaitingInput);
+        }
+        let (Some(run_id), Some(PauseView::Input(pause))) = (row.run_id, self.pause_of(&row).await?) else {
+            return Err(AppError::NotAwaitingInput);
+        };
+        let (reply, display) = checked_reply(&pause, digest, answer, lang)?;
+        let entry = audit::answer_entry(&reply, &display, user.id, surface, run_id, &pause);
+        let recorded = self
+            .store
+            .record_answer(user.id, id, &pause.digest, &reply, Some(&display), &entry)
+            .await
+            .map_err(internal)?;
+        if !recorded {
+            return Err(AppError::NotAwaitingInput);
+        }
+        self.wake(id);
+        Ok(())
+    }
+
+    /// Cancels one of the owner's waiting runs without deciding it, from the runs inbox (a
+    /// question the chat cannot show, a card nobody will decide). The conversation's own run goes
+    /// as an expiry does: one guarded write (idle, the line, the audit row), then the cancel; a run
+    /// the chat moved on from is cancelled first, and the line and row follow only if that won. A
+    /// run that no longer waits, or has a decision on its way, is refused and nothing changes.
+    pub async fn dismiss(&self, user: &CurrentUser, id: &str, run: &str) -> Result<(), AppError> {
+        // A reviewer may approve another owner's card, never take it away.
+        if self.under_review(user, id).await?.is_some() {
+            return Err(AppError::Forbidden);
+        }
+        let (row, run_id) = self.run_of(user, id, run).await?;
+        let owner = Actor::user(row.user_id);
+        let pause = match self.pause_of_run(&row, run_id).await? {
+            Some(pause @ (PauseView::Input(_) | PauseView::Approval(_))) => pause,
+            _ => return Err(AppError::NothingToDismiss),
+        };
+        let entry = Entry::new(Action::Dismissed, Surface::Inbox, Some(user.id), Some(run_id)).with_pause(Some(&pause));
+        if row.run_id == Some(run_id) {
+            if row.status == ConversationStatus::Processing && row.recorded.is_some() {
+                return Err(AppError::DecisionInFlight);
+            }
+            if !self.store.dismiss_waiting(user.id, &row.id, run_id, &user.username, &entry).await.map_err(internal)? {
+                return Err(AppError::NothingToDismiss);
+            }
+            // If this fails the run waits on unseen until it expires; the conversation is free.
+            if let Err(error) = self.runtime.cancel_if_waiting(&owner, run_id).await {
+                tracing::warn!(%error, conversation = %row.id, "a dismissed run could not be cancelled yet");
+            }
+        } else {
+            let pending = self.store.run_decision(run_id).await.map_err(internal)?;
+            if pending.is_some_and(|decision| decision.refused.is_none()) {
+                return Err(AppError::DecisionInFlight);
+            }
+            let result = self.runtime.cancel_if_waiting(&owner, run_id).await.map_err(runtime_failure)?;
+            if !result.cancelled {
+                return Err(AppError::NothingToDismiss);
+            }
+            self.store
+                .append_line(&row.id, MessageRole::Assistant, &user.username, Notice::Dismissed, Some(&entry))
+                .await
+                .map_err(internal)?;
+        }
+        self.events.changed(&row.id);
+        Ok(())
+    }
+}
+
 #[async_trait]
 impl ChatBackend for ChatService {
     async fn list_conversations(&self, user: &CurrentUser) -> Result<Vec<ConversationSummary>, AppError> {
         let rows = self.store.conversations_of(user.id, LIST_LIMIT).await.map_err(internal)?;
+        let lang = app::backend::request_lang();
         Ok(rows
             .into_iter()
-            .map(|row| ConversationSummary { status: status_view(row.status), id: row.id, title: row.title })
+            .map(|row| ConversationSummary {
+                status: status_view(row.status),
+                id: row.id,
+                title: shown_title(row.title, lang),
+            })
             .collect())
     }
 
@@ -867,21 +1177,7 @@ impl ChatBackend for ChatService {
         answer: InputAnswer,
         lang: Lang,
     ) -> Result<(), AppError> {
-        let row = self.owned(user, id).await?;
-        if row.status != ConversationStatus::AwaitingInput {
-            return Err(AppError::NotAwaitingInput);
-        }
-        let Some(PauseView::Input(pause)) = self.pause_of(&row).await? else {
-            return Err(AppError::NotAwaitingInput);
-        };
-        let (reply, display) = checked_reply(&pause, digest, answer, lang)?;
-        let recorded =
-            self.store.record_answer(user.id, id, &pause.digest, &reply, Some(&display)).await.map_err(internal)?;
-        if !recorded {
-            return Err(AppError::NotAwaitingInput);
-        }
-        self.wake(id);
-        Ok(())
+        self.answer_from(user, id, digest, answer, lang, Surface::Chat).await
     }
 
     async fn decide(
@@ -890,10 +1186,11 @@ impl ChatBackend for ChatService {
         id: &str,
         digest: &str,
         decision: CardDecision,
+        extras: CardExtras,
         lang: Lang,
     ) -> Result<(), AppError> {
         let row = self.owned(user, id).await?;
-        self.decide_on(row, user, digest, decision, lang).await
+        self.decide_on(row, user, digest, decision, extras, lang, Surface::Chat).await
     }
 
     async fn answer_run(
@@ -907,14 +1204,15 @@ impl ChatBackend for ChatService {
     ) -> Result<(), AppError> {
         let (row, run_id) = self.run_of(user, id, run).await?;
         if row.run_id == Some(run_id) {
-            return self.answer(user, id, digest, answer, lang).await;
+            return self.answer_from(user, id, digest, answer, lang, Surface::Inbox).await;
         }
         let Some(PauseView::Input(pause)) = self.pause_of_run(&row, run_id).await? else {
             return Err(AppError::NotAwaitingInput);
         };
-        let (reply, _) = checked_reply(&pause, digest, answer, lang)?;
+        let (reply, display) = checked_reply(&pause, digest, answer, lang)?;
+        let entry = audit::answer_entry(&reply, &display, user.id, Surface::Inbox, run_id, &pause);
         let recorded = Recorded::Answer { digest: pause.digest.clone(), reply };
-        self.record_run_decision(&row, run_id, &recorded, None).await
+        self.record_run_decision(&row, run_id, &recorded, None, &entry).await
     }
 
     async fn decide_run(
@@ -924,6 +1222,7 @@ impl ChatBackend for ChatService {
         run: &str,
         digest: &str,
         decision: CardDecision,
+        extras: CardExtras,
         lang: Lang,
     ) -> Result<(), AppError> {
         if let Some(row) = self.under_review(user, id).await? {
@@ -931,17 +1230,28 @@ impl ChatBackend for ChatService {
         }
         let (row, run_id) = self.run_of(user, id, run).await?;
         if row.run_id == Some(run_id) {
-            return self.decide(user, id, digest, decision, lang).await;
+            return self.decide_on(row, user, digest, decision, extras, lang, Surface::Inbox).await;
         }
         let Some(PauseView::Approval(pause)) = self.pause_of_run(&row, run_id).await? else {
             return Err(AppError::NotAwaitingApproval);
         };
-        let (approve, reason, _) = checked_decision(&pause, digest, decision, pause.offers_denial_reason(), lang)?;
+        let offers_reasons = pause.offers_denial_reason();
+        let (approve, reason, _) = checked_decision(&pause, digest, decision, offers_reasons, lang)?;
         if approve && waits_for_reviewer(&pause, user) {
             return Err(AppError::NeedsReviewer);
         }
-        let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason };
-        self.record_run_decision(&row, run_id, &recorded, None).await
+        let (detail, _) = self.decision_detail(&pause, decision, offers_reasons, &extras, lang)?;
+        let always = match extras.always.filter(|_| approve) {
+            Some(scope) => Some(self.policy_request(user, &row.id, &pause, scope).await?),
+            None => None,
+        };
+        let entry = audit::decision_entry(approve, reason, &detail, user.id, Surface::Inbox, run_id, &pause);
+        let recorded = Recorded::Decision { approve, digest: pause.digest.clone(), reason, detail };
+        self.record_run_decision(&row, run_id, &recorded, None, &entry).await?;
+        if let Some(request) = always {
+            self.store.add_policies(&request).await.map_err(internal)?;
+        }
+        Ok(())
     }
 
     async fn inbox(&self, user: &CurrentUser, lang: Lang) -> Result<InboxView, AppError> {
@@ -975,8 +1285,7 @@ impl ChatBackend for ChatService {
                     } else {
                         self.card_answers(&row, &pause)
                     };
-                    let needs_reviewer = waits_for_reviewer(&pause, user);
-                    (None, Some(ApprovalCardView { run, needs_reviewer, ..card_view(pause, answers, lang) }))
+                    (None, Some(ApprovalCardView { run, ..self.owner_card(user, pause, answers, lang).await? }))
                 }
                 Some(PauseView::Unreadable) | None => continue,
             };
@@ -996,6 +1305,55 @@ impl ChatBackend for ChatService {
             items.extend(self.reviews(user, lang).await?);
         }
         Ok(InboxView { items })
+    }
+
+    async fn waiting(&self, user: &CurrentUser) -> Result<app::model::WaitingView, AppError> {
+        let count = self.store.waiting_count(user.id, user.reviews()).await.map_err(internal)?;
+        Ok(crate::waiting_events::view(count, None))
+    }
+
+    async fn policies(&self, user: &CurrentUser) -> Result<Vec<PolicyView>, AppError> {
+        let policies = self.store.policies_of(user.id).await.map_err(internal)?;
+        Ok(policies
+            .into_iter()
+            .map(|policy| PolicyView {
+                id: policy.id,
+                tool: policy.tool,
+                conversation: policy.conversation_id.map(|id| (id, policy.title.unwrap_or_default())),
+            })
+            .collect())
+    }
+
+    async fn revoke_policy(&self, user: &CurrentUser, policy: i64) -> Result<(), AppError> {
+        if !self.store.revoke_policy(user.id, policy).await.map_err(internal)? {
+            return Err(AppError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn policy_permits(&self, user: &CurrentUser) -> Result<Vec<String>, AppError> {
+        if !user.admin {
+            return Err(AppError::Forbidden);
+        }
+        self.store.policy_permits().await.map_err(internal)
+    }
+
+    async fn set_policy_permit(&self, user: &CurrentUser, tool: &str, permitted: bool) -> Result<(), AppError> {
+        if !user.admin {
+            return Err(AppError::Forbidden);
+        }
+        let Some(found) = self.runtime.tools().get(tool.trim()) else { return Err(AppError::NotFound) };
+        // Four-eyes needs no refusal here: it is the owner's, not the tool's, and a standing
+        // approval is neither given to nor used for an owner whose changes wait for a second
+        // person. A tool that never waits for a card is refused: the permit could never apply.
+        if permitted && !crate::toolbox::can_wait_for_card(&found.spec) {
+            return Err(AppError::Invalid(Text::PolicyPermitNeverWaits));
+        }
+        self.store.set_policy_permit(tool.trim(), user.id, permitted).await.map_err(internal)
+    }
+
+    async fn dismiss_run(&self, user: &CurrentUser, id: &str, run: &str) -> Result<(), AppError> {
+        self.dismiss(user, id, run).await
     }
 
     async fn retry(&self, user: &CurrentUser, id: &str) -> Result<(), AppError> {
@@ -1065,7 +1423,8 @@ impl ChatBackend for ChatService {
             if let (Some(drafts), Some(run_id)) = (&self.drafts, row.run_id) {
                 drafts.save_now(run_id).await;
             }
-            if !self.store.stop(user.id, id, row.run_id).await.map_err(internal)? {
+            let cancelled = Entry::new(Action::Cancelled, Surface::Chat, Some(user.id), row.run_id);
+            if !self.store.stop(user.id, id, row.run_id, &cancelled).await.map_err(internal)? {
                 continue;
             }
             if let Some(run_id) = row.run_id {
@@ -1109,13 +1468,22 @@ impl ChatBackend for ChatService {
                 waiting.push(run.run_id);
             }
         }
+        let mut cancelled = Vec::new();
         for run_id in waiting {
-            if let Err(error) = self.runtime.cancel_if_waiting(&owner, run_id).await {
-                tracing::error!(%error, conversation = %row.id, "could not end the waiting run");
-                return Err(AppError::Unavailable);
+            let pause = self.pause_of_run(&row, run_id).await.ok().flatten();
+            match self.runtime.cancel_if_waiting(&owner, run_id).await {
+                Ok(result) if result.cancelled => {
+                    let entry = Entry::new(Action::Cancelled, Surface::Chat, Some(user.id), Some(run_id));
+                    cancelled.push(entry.with_pause(pause.as_ref()));
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    tracing::error!(%error, conversation = %row.id, "could not end the waiting run");
+                    return Err(AppError::Unavailable);
+                }
             }
         }
-        if !self.store.delete_conversation(user.id, id).await.map_err(internal)? {
+        if !self.store.delete_conversation(user.id, id, &cancelled).await.map_err(internal)? {
             return Err(AppError::Busy);
         }
         Ok(())
@@ -1130,7 +1498,7 @@ impl ChatBackend for ChatService {
         let page = self.content.page(page_id).await.map_err(content_failure)?.ok_or(AppError::NotFound)?;
         let id = Uuid::new_v4().to_string();
         let title =
-            format!("{}: {}", lang.t(Text::TourTitle), page.title.chars().take(TITLE_CHARS).collect::<String>());
+            format!("{}: {}", lang.t(Text::TourTitle), page.title.chars().take(PAGE_TITLE_CHARS).collect::<String>());
         self.store
             .create_conversation(&id, user.id, &title, Some(crate::skills::PAGE_TOUR), Some(page.id))
             .await
@@ -1152,9 +1520,15 @@ mod tests {
 
     #[test]
     fn titles_come_from_the_first_line_and_are_cut() {
-        assert_eq!(title_from("\n  Hello world \nsecond"), "Hello world");
+        assert_eq!(title_from("\n  Hello   world \nsecond"), "Hello world second");
+        // Cut at a word, never inside one, with "…" where it was cut.
+        let sentence = "Which opening hours should the bakery show on its front page?";
+        assert_eq!(title_from(sentence), "Which opening hours should the bakery…");
+        assert!(title_from(sentence).chars().count() <= TITLE_CHARS + 1);
+        // One word longer than a title is cut inside it.
         let long = "x".repeat(80);
-        assert_eq!(title_from(&long).chars().count(), TITLE_CHARS + 1);
+        assert_eq!(title_from(&long), format!("{}…", "x".repeat(TITLE_CHARS)));
+        assert_eq!(title_from("Kurz"), "Kurz");
         assert_eq!(title_from("   "), UNTITLED);
     }
 }

@@ -2,6 +2,8 @@
 //! worker, and why it stopped. Typed here; the store turns its rows into these (and refuses a row
 //! it cannot read), and the chat service maps them to `app`'s view models at the edge.
 
+use std::collections::BTreeMap;
+
 use runtime::{DenialReason, FailureReason, RunStatus};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -77,7 +79,34 @@ impl PendingDecision {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Recorded {
     Answer { digest: String, reply: Reply },
-    Decision { approve: bool, digest: String, reason: Option<DenialReason> },
+    Decision { approve: bool, digest: String, reason: Option<DenialReason>, detail: DecisionDetail },
+}
+
+/// What a decision carries beyond yes or no, stored with it so whichever worker delivers it
+/// delivers the same: the person's words for the model with a denial, the arguments they edited
+/// before approving, and the standing approval (policy) that decided it instead of a person.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DecisionDetail {
+    pub message: Option<String>,
+    /// Call id → the arguments that call runs with instead of the model's.
+    pub edits: BTreeMap<String, Value>,
+    /// The `approval_policies` row that approved it: an auto-approval.
+    pub policy: Option<i64>,
+}
+
+impl DecisionDetail {
+    /// How `edits` is stored: `None` for none, else a JSON object of call id → arguments.
+    pub fn encode_edits(&self) -> Option<String> {
+        (!self.edits.is_empty()).then(|| serde_json::to_string(&self.edits).unwrap_or_default())
+    }
+
+    /// `None` when the stored text is not such an object.
+    pub fn decode_edits(raw: Option<&str>) -> Option<BTreeMap<String, Value>> {
+        match raw {
+            None => Some(BTreeMap::new()),
+            Some(raw) => serde_json::from_str(raw).ok(),
+        }
+    }
 }
 
 /// What goes back to a question.
@@ -119,6 +148,18 @@ impl Reply {
 }
 
 impl Recorded {
+    /// A decision as the runtime takes it, with the edits and the words it carries.
+    pub fn approval(&self) -> Option<runtime::ApprovalDecision> {
+        let Recorded::Decision { approve, digest, reason, detail } = self else { return None };
+        Some(if !*approve {
+            runtime::ApprovalDecision::deny(digest.clone(), *reason).with_message(detail.message.clone())
+        } else if detail.edits.is_empty() {
+            runtime::ApprovalDecision::approve(digest.clone())
+        } else {
+            runtime::ApprovalDecision::approve_edited(digest.clone(), detail.edits.clone())
+        })
+    }
+
     pub fn kind(&self) -> PendingDecision {
         match self {
             Recorded::Answer { .. } => PendingDecision::Input,
@@ -170,6 +211,10 @@ pub enum ErrorCode {
     PreviewFailed,
     /// Either, when no worker took the recorded answer or decision.
     NotDelivered,
+    /// Edited arguments the runtime refused (they no longer fit the call or its tool).
+    EditInvalid,
+    /// The tool could not preview the edited call, so nothing was applied.
+    EditPreviewFailed,
     /// A note beside a turn that went on: the tool stopped waiting for an answer.
     QuestionWithdrawn,
     // A turn that failed.
@@ -198,6 +243,8 @@ impl ErrorCode {
             ErrorCode::PreviewStale => "preview_stale",
             ErrorCode::PreviewFailed => "preview_failed",
             ErrorCode::NotDelivered => "not_delivered",
+            ErrorCode::EditInvalid => "edit_invalid",
+            ErrorCode::EditPreviewFailed => "edit_preview_failed",
             ErrorCode::QuestionWithdrawn => "question_withdrawn",
             ErrorCode::Run(reason) => reason.as_str(),
             ErrorCode::Cancelled => "cancelled",
@@ -224,6 +271,8 @@ impl ErrorCode {
             "preview_stale" => ErrorCode::PreviewStale,
             "preview_failed" => ErrorCode::PreviewFailed,
             "not_delivered" => ErrorCode::NotDelivered,
+            "edit_invalid" => ErrorCode::EditInvalid,
+            "edit_preview_failed" => ErrorCode::EditPreviewFailed,
             "question_withdrawn" => ErrorCode::QuestionWithdrawn,
             "cancelled" => ErrorCode::Cancelled,
             "run_missing" => ErrorCode::RunMissing,
@@ -305,6 +354,9 @@ pub enum Notice {
     ElsewhereFailed,
     /// A run waited too long for a decision or an answer and was cancelled (no text either).
     Expired,
+    /// Its owner dismissed the run from the runs inbox; the line's text is their name, which the
+    /// page puts in a sentence in the reader's language (the model is not shown it).
+    Dismissed,
 }
 
 impl Notice {
@@ -316,6 +368,7 @@ impl Notice {
             Notice::DecidedElsewhere => "decided_elsewhere",
             Notice::ElsewhereFailed => "elsewhere_failed",
             Notice::Expired => "expired",
+            Notice::Dismissed => "dismissed",
         }
     }
 
@@ -327,6 +380,7 @@ impl Notice {
             "decided_elsewhere" => Some(Notice::DecidedElsewhere),
             "elsewhere_failed" => Some(Notice::ElsewhereFailed),
             "expired" => Some(Notice::Expired),
+            "dismissed" => Some(Notice::Dismissed),
             _ => None,
         }
     }
@@ -372,6 +426,8 @@ mod tests {
             ErrorCode::NotAwaitingApproval,
             ErrorCode::DecisionFailed,
             ErrorCode::NotDelivered,
+            ErrorCode::EditInvalid,
+            ErrorCode::EditPreviewFailed,
             ErrorCode::QuestionWithdrawn,
             ErrorCode::Cancelled,
             ErrorCode::RunMissing,

@@ -24,6 +24,8 @@ pub fn input_code(refusal: &Refusal) -> ErrorCode {
         | Refusal::ApproverNotPermitted
         | Refusal::PreviewStale
         | Refusal::PreviewFailed
+        | Refusal::EditInvalid(_)
+        | Refusal::EditPreviewFailed
         | Refusal::Unavailable(_) => ErrorCode::InputNotTaken,
     }
 }
@@ -38,6 +40,8 @@ pub fn approval_code(refusal: &Refusal) -> ErrorCode {
         Refusal::NotWaiting { .. } => ErrorCode::NotAwaitingApproval,
         Refusal::PreviewStale => ErrorCode::PreviewStale,
         Refusal::PreviewFailed => ErrorCode::PreviewFailed,
+        Refusal::EditInvalid(_) => ErrorCode::EditInvalid,
+        Refusal::EditPreviewFailed => ErrorCode::EditPreviewFailed,
         Refusal::AccessDenied
         | Refusal::InitiatorOnly
         | Refusal::CorruptState
@@ -66,6 +70,8 @@ pub fn sentence(code: ErrorCode, lang: Lang) -> &'static str {
         ErrorCode::PreviewStale => Text::HandBackPreviewStale,
         ErrorCode::PreviewFailed => Text::HandBackPreviewFailed,
         ErrorCode::NotDelivered => Text::HandBackNotDelivered,
+        ErrorCode::EditInvalid => Text::HandBackEditInvalid,
+        ErrorCode::EditPreviewFailed => Text::HandBackEditPreviewFailed,
         ErrorCode::QuestionWithdrawn => Text::QuestionWithdrawn,
         ErrorCode::Run(FailureReason::ProviderFailed | FailureReason::RetriesExhausted) => Text::ErrorProviderFailed,
         ErrorCode::Run(FailureReason::ModelTimedOut) => Text::ErrorModelTimedOut,

@@ -2,12 +2,20 @@
 //! runs a chat moved on from (each run's outcome leaves a line in its conversation), and cancel
 //! runs that waited too long, with a line as well.
 
-use runtime::{Actor, ApprovalDecision, InputReply, InputSubmission, Refusal, RunOutcome, RunStatus};
+use runtime::{Actor, InputReply, InputSubmission, Refusal, RunOutcome, RunStatus};
+use uuid::Uuid;
 
-use crate::conversation::{Conversation, MessageRole, Notice, Recorded, Reply};
+use crate::audit::{Action, Entry, Surface};
+use crate::conversation::{Conversation, ErrorCode, MessageRole, Notice, Recorded, Reply};
 use crate::handback;
 use crate::store::RunDecision;
-use crate::turn::{owner, TurnError, Turns};
+use crate::turn::{ended_entry, owner, waiting_entry, TurnError, Turns};
+
+/// The audit's reason for an inbox decision whose run was cancelled (dismissed or expired) before
+/// the decision reached it.
+pub const UNDELIVERED_CANCELLED: &str = "cancelled before the decision was delivered (dismissed or expired)";
+/// The same for a run that failed first.
+pub const UNDELIVERED_FAILED: &str = "the run failed before the decision was delivered";
 
 impl Turns {
     /// Delivers what was decided or answered in the inbox for runs the conversation moved on
@@ -29,13 +37,8 @@ impl Turns {
             self.store.drop_run_decision(run_id).await?;
             return Ok(());
         };
-        let delivered = match (status, &decision.recorded) {
-            (RunStatus::WaitingForApproval, Recorded::Decision { approve, digest, reason }) => {
-                let verdict = if *approve {
-                    ApprovalDecision::approve(digest.clone())
-                } else {
-                    ApprovalDecision::deny(digest.clone(), *reason)
-                };
+        let delivered = match (status, &decision.recorded, decision.recorded.approval()) {
+            (RunStatus::WaitingForApproval, Recorded::Decision { .. }, Some(verdict)) => {
                 // A reviewer's approval is theirs (the chat checked they review this owner's changes).
                 let decider = match decision.decided_by {
                     Some(reviewer) if reviewer != conversation.user_id => Actor::admin(reviewer),
@@ -46,7 +49,7 @@ impl Turns {
                     .await
                     .map_err(|refusal| (handback::approval_code(&refusal), refusal))
             }
-            (RunStatus::WaitingForInput, Recorded::Answer { digest, reply }) => {
+            (RunStatus::WaitingForInput, Recorded::Answer { digest, reply }, _) => {
                 let reply = match reply {
                     Reply::Values(values) => InputReply::Answer(values.clone()),
                     Reply::Decline => InputReply::Decline,
@@ -59,12 +62,18 @@ impl Turns {
                     .map_err(|refusal| (handback::input_code(&refusal), refusal))
             }
             // Delivered before and its segment died: carried on again here.
-            (RunStatus::Queued, _) => match self.runtime.run_queued(run_id).await? {
+            (RunStatus::Queued, _, _) => match self.runtime.run_queued(run_id).await? {
                 Some(result) => Ok(result),
                 None => return Ok(()),
             },
             // Another segment carries it; if that one dies, the run is queued again and comes back.
-            (RunStatus::Running, _) => return Ok(()),
+            (RunStatus::Running, _, _) => return Ok(()),
+            // Cancelled or failed first (a dismissal or an expiry that raced the decision): the
+            // audit's row for the decision must not stand as if it took effect.
+            (RunStatus::Cancelled | RunStatus::Failed, _, _) => {
+                self.undelivered(conversation, run_id, status).await?;
+                return Ok(());
+            }
             // It ended, or waits on something else than what was decided: nothing to deliver.
             _ => {
                 self.store.drop_run_decision(run_id).await?;
@@ -76,29 +85,66 @@ impl Turns {
                 match result.outcome {
                     RunOutcome::Completed { answer, .. } => {
                         self.store
-                            .append_line(&conversation.id, MessageRole::Assistant, &answer, Notice::DecidedElsewhere)
+                            .append_line(
+                                &conversation.id,
+                                MessageRole::Assistant,
+                                &answer,
+                                Notice::DecidedElsewhere,
+                                None,
+                            )
                             .await?;
                     }
-                    RunOutcome::Failed { .. } => {
-                        self.store
-                            .append_line(&conversation.id, MessageRole::Assistant, "", Notice::ElsewhereFailed)
-                            .await?;
+                    RunOutcome::Failed { reason } => {
+                        let ended = ended_entry(run_id, ErrorCode::Run(reason));
+                        let line = (MessageRole::Assistant, "", Notice::ElsewhereFailed);
+                        self.store.append_line(&conversation.id, line.0, line.1, line.2, Some(&ended)).await?;
                     }
                     // Requeued, or the lease lost: the run is queued again and its delivery comes back.
                     RunOutcome::Requeued | RunOutcome::LeaseLost => return Ok(()),
+                    // Waits again, in the inbox: on the audit's record in the same write.
+                    RunOutcome::AwaitingApproval { pause } => {
+                        let waiting = waiting_entry(run_id, Some(&runtime::PauseView::Approval(pause)), None);
+                        self.store.waits_again(&conversation.id, run_id, &waiting).await?;
+                        return Ok(());
+                    }
+                    RunOutcome::AwaitingInput { pause } => {
+                        let waiting = waiting_entry(run_id, Some(&runtime::PauseView::Input(pause)), None);
+                        self.store.waits_again(&conversation.id, run_id, &waiting).await?;
+                        return Ok(());
+                    }
                     // Waits again (in the inbox), or was cancelled meanwhile.
                     _ => {}
                 }
                 self.store.drop_run_decision(run_id).await?;
             }
-            // Someone else took the run first: this decision lost.
+            // Someone else took the run first: this decision lost. Or it was cancelled since
+            // its status was read, and the decision was never delivered.
             Err((_, Refusal::AlreadyResuming | Refusal::NotWaiting { .. })) => {
-                self.store.drop_run_decision(run_id).await?;
+                match self.runtime.run_status(&owner(conversation), run_id).await? {
+                    Some(status @ (RunStatus::Cancelled | RunStatus::Failed)) => {
+                        self.undelivered(conversation, run_id, status).await?;
+                    }
+                    _ => self.store.drop_run_decision(run_id).await?,
+                }
             }
             Err((code, refusal)) => {
                 tracing::info!(run = %run_id, refusal = refusal.code(), "runtime refused an inbox decision");
                 self.store.refuse_run_decision(run_id, code).await?;
             }
+        }
+        Ok(())
+    }
+
+    /// The inbox decision's run was cancelled or failed before the decision reached it: the
+    /// decision goes, with a row that says it never took effect.
+    async fn undelivered(&self, conversation: &Conversation, run_id: Uuid, status: RunStatus) -> Result<(), TurnError> {
+        let (action, reason) = match status {
+            RunStatus::Cancelled => (Action::Cancelled, UNDELIVERED_CANCELLED),
+            _ => (Action::Failed, UNDELIVERED_FAILED),
+        };
+        let entry = Entry::new(action, Surface::Worker, None, Some(run_id)).with_reason(reason);
+        if self.store.drop_undelivered_run_decision(&conversation.id, run_id, &entry).await? {
+            tracing::info!(run = %run_id, "an inbox decision came too late: its run had ended");
         }
         Ok(())
     }
@@ -110,9 +156,12 @@ impl Turns {
         let cutoff = db::now().saturating_sub(i64::try_from(expiry.as_secs()).unwrap_or(i64::MAX));
         for (run_id, actor) in self.runtime.waiting_since_before(cutoff, 50).await? {
             let conversation = self.store.conversation_of_any_run(run_id).await?;
+            let pause = self.runtime.status(&actor, run_id).await.ok().flatten().and_then(|view| view.pause);
+            let expired = Entry { action: Action::Expired, ..waiting_entry(run_id, pause.as_ref(), None) };
             match conversation {
                 Some(conversation) if conversation.run_id == Some(run_id) => {
-                    if !conversation.status.is_waiting() || !self.store.expire_waiting(&conversation.id, run_id).await?
+                    if !conversation.status.is_waiting()
+                        || !self.store.expire_waiting(&conversation.id, run_id, &expired).await?
                     {
                         continue;
                     }
@@ -124,7 +173,9 @@ impl Turns {
                         continue;
                     }
                     if self.runtime.cancel_if_waiting(&actor, run_id).await?.cancelled {
-                        self.store.append_line(&conversation.id, MessageRole::Assistant, "", Notice::Expired).await?;
+                        self.store
+                            .append_line(&conversation.id, MessageRole::Assistant, "", Notice::Expired, Some(&expired))
+                            .await?;
                         self.events.changed(&conversation.id);
                     }
                 }

@@ -11,12 +11,13 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use app::backend::{ChatBackend, CurrentUser};
+use app::backend::CurrentUser;
 use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::ConversationStatus;
 use question::form::InputAnswer;
 
+use crate::audit::Surface;
 use crate::chat::ChatService;
 
 pub const PATH: &str = "/ai-chat/conversations/input";
@@ -42,7 +43,12 @@ pub(crate) fn reader_lang(user: Option<&CurrentUser>, request_language: Option<&
 
 pub(crate) fn error_response(error: AppError, lang: Lang) -> Response {
     let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(json!({ "error": error.message(lang), "code": error.code() }))).into_response()
+    let mut body = json!({ "error": error.message(lang), "code": error.code() });
+    // A refusal field by field names each field and its sentence, as a server function's does.
+    if let AppError::InvalidEdit(fields) | AppError::InvalidAnswer(fields) = &error {
+        body["fields"] = json!(fields);
+    }
+    (status, Json(body)).into_response()
 }
 
 pub async fn submit(
@@ -72,7 +78,7 @@ pub async fn submit(
         // Exactly one of the three is an answer; none or several is not.
         _ => return error_response(AppError::AnswerNotOffered, lang),
     };
-    match chat.answer(&user, &body.conversation_id, &body.turn_digest, answer, lang).await {
+    match chat.answer_from(&user, &body.conversation_id, &body.turn_digest, answer, lang, Surface::Api).await {
         Ok(()) => {
             (StatusCode::ACCEPTED, Json(json!({ "status": ConversationStatus::Processing.as_str() }))).into_response()
         }

@@ -5,12 +5,16 @@ pub mod account;
 pub mod admin;
 pub mod assets;
 pub mod attachment_route;
+pub mod audit;
+pub mod audit_log;
 pub mod auth;
+mod auto_approval;
 pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod continue_intent;
 pub mod conversation;
+pub mod corrections;
 pub mod drafts;
 pub mod edge;
 pub mod events;
@@ -20,6 +24,7 @@ pub mod health;
 pub mod html_tags;
 pub mod inbox;
 pub mod input_route;
+pub mod mail;
 pub mod markdown;
 pub mod names;
 pub mod pages;
@@ -29,6 +34,8 @@ pub mod store;
 pub mod telemetry;
 pub mod toolbox;
 pub mod turn;
+pub mod waiting_events;
+pub mod webhooks;
 pub mod worker;
 
 use std::net::SocketAddr;
@@ -129,6 +136,8 @@ pub enum StartError {
     WorkerRunning { path: String },
     #[error("cannot take the worker lock {path}: {source}")]
     WorkerLock { path: String, source: std::io::Error },
+    #[error("cannot set up e-mail: {0}")]
+    Mail(lettre::transport::smtp::Error),
 }
 
 /// A server that is listening (unless it runs with `--web off`); dropping the shutdown sender or
@@ -203,12 +212,15 @@ pub fn router(state: AppState, backends: Backends) -> Router {
     // for as long as it is open.
     let events = Router::new()
         .route(events::PATH, axum::routing::get(events::stream))
+        .route(waiting_events::PATH, axum::routing::get(waiting_events::stream))
         .layer(guard.clone())
         .with_state(state.clone());
     let app = Router::new()
         .route(input_route::PATH, axum::routing::post(input_route::submit))
         .route(attachment_route::UPLOAD_PATH, axum::routing::post(attachment_route::upload))
         .route(attachment_route::FILE_PATH, axum::routing::get(attachment_route::download))
+        .route(audit_log::CSV_PATH, axum::routing::get(audit_log::export_csv))
+        .route(audit_log::JSON_PATH, axum::routing::get(audit_log::export_json))
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
         .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
@@ -292,6 +304,8 @@ pub struct Services {
     pub tools: ToolRegistry,
     pub runtime_settings: RuntimeSettings,
     pub reconcile_grace: Duration,
+    /// How webhook deliveries are tried (tests shorten the waits).
+    pub webhooks: webhooks::Settings,
 }
 
 impl Services {
@@ -305,8 +319,18 @@ impl Services {
             tools,
             runtime_settings: RuntimeSettings::default(),
             reconcile_grace: Duration::from_secs(45),
+            webhooks: webhooks::Settings::default(),
         }
     }
+}
+
+/// The mail transport, when `--smtp-url` is set.
+fn mailer(config: &Config, settings: &webhooks::Settings) -> Result<Option<mail::Mailer>, StartError> {
+    let Some(mail) = &config.mail else { return Ok(None) };
+    let public_origin = config.public_url.as_ref().map(|url| url.origin.clone());
+    let mailer = mail::Mailer::new(mail, public_origin, settings.timeout).map_err(StartError::Mail)?;
+    tracing::info!(host = %mail.smtp.host, port = mail.smtp.port, "e-mail goes out through this server");
+    Ok(Some(mailer))
 }
 
 /// The tools every chat run is offered.
@@ -416,6 +440,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
                     hub.previous_processes_are_gone();
                 }
                 let requeued = store.requeue_all_running_jobs().await?;
+                // Webhook deliveries it was sending are sent again (at least once).
+                store.release_delivery_leases().await?;
                 let reaped = runtime.recover_interrupted().await.map_err(StartError::Runtime)?;
                 if requeued > 0 || !reaped.requeued.is_empty() || !reaped.failed.is_empty() {
                     tracing::info!(
@@ -444,6 +470,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .build();
     let skills = Arc::new(SkillCatalogue::default());
     let worker_handle = WorkerHandle::default();
+    // Where this process listens, once it does: a webhook must not point here.
+    let own_address = Arc::new(std::sync::OnceLock::new());
     let turns = Turns {
         store: store.clone(),
         runtime: runtime.clone(),
@@ -457,6 +485,20 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         let task = Worker::new(turns, worker_handle.clone(), config.lease)
             .with_waiting_expiry(config.waiting_expiry)
             .spawn(config.worker_jobs, shutdown_receiver.clone());
+        let deliveries = webhooks::DeliveryWorker::new(
+            store.clone(),
+            services.webhooks.clone(),
+            config.lease,
+            config.public_url.as_ref().map(|url| url.origin.clone()),
+        )
+        .with_reminders(config.reminder_after.map(|after| webhooks::Reminders {
+            after,
+            expiry: config.waiting_expiry,
+            runtime: runtime.clone(),
+        }))
+        .with_mail(mailer(config, &services.webhooks)?);
+        webhooks::wake_on_changes(&events, deliveries.waker());
+        deliveries.spawn(shutdown_receiver.clone());
         let guard = health::AliveGuard(alive.clone());
         tokio::spawn(async move {
             let _guard = guard;
@@ -488,12 +530,17 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
                 model_is_demo,
                 Arc::new(account::LoginLimits::per_minute(config.login_attempts)),
             )
-            .with_session_length(config.session_length),
+            .with_session_length(config.session_length)
+            .with_mail(config.mail.is_some()),
         ),
         chat: chat.clone(),
+        audit: Arc::new(audit_log::AuditService::new(store.clone())),
         content: Arc::new(PagesService::new(content)),
-        tools: Arc::new(ToolsService::new(runtime.clone(), mcp)),
-        admin: Arc::new(admin::AdminService::new(store.clone())),
+        tools: Arc::new(ToolsService::new(runtime.clone(), mcp, store.clone())),
+        admin: Arc::new(
+            admin::AdminService::new(store.clone())
+                .with_webhook_targets(own_address.clone(), config.public_url.as_ref().map(|url| url.origin.clone())),
+        ),
     };
     let state = AppState(Arc::new(Shared {
         leptos_options,
@@ -520,6 +567,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .await
         .map_err(|source| StartError::Bind { address: config.address, source })?;
     let address = listener.local_addr().map_err(|source| StartError::Bind { address: config.address, source })?;
+    let _ = own_address.set(address);
     let mut stop = shutdown_receiver;
     // Without TCP_NODELAY a small write (a piece of a streamed reply, an SSE event) can wait for
     // the ACK of the one before it: tens of milliseconds per piece.

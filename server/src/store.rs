@@ -9,9 +9,10 @@ use runtime::DenialReason;
 use sqlx::{FromRow, Row};
 use uuid::Uuid;
 
+use crate::audit::Entry;
 use crate::conversation::{
-    Conversation, ConversationStatus, ErrorCode, ListedConversation, Message, MessageRole, Notice, PendingDecision,
-    Recorded, Reply,
+    Conversation, ConversationStatus, DecisionDetail, ErrorCode, ListedConversation, Message, MessageRole, Notice,
+    PendingDecision, Recorded, Reply,
 };
 use crate::markdown::{to_safe_html, RENDERER_VERSION};
 
@@ -49,6 +50,8 @@ pub struct Decision<'a> {
     pub decided_by: i64,
     /// The reader's words for the reason, appended as their message.
     pub label: Option<&'a str>,
+    /// The words for the model, the edited arguments, the deciding policy.
+    pub detail: &'a DecisionDetail,
 }
 
 /// What a run came back with, as the conversation records it.
@@ -172,6 +175,9 @@ struct ConversationRow {
     approved_through: Option<i64>,
     approval_decided_by: Option<i64>,
     recorded_at_ms: Option<i64>,
+    approval_message: Option<String>,
+    approval_edits: Option<String>,
+    approval_policy: Option<i64>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -264,7 +270,11 @@ impl TryFrom<ConversationRow> for Conversation {
                                 Some(DenialReason::parse(reason).ok_or_else(|| corrupt("deny reason", &id, reason))?)
                             }
                         };
-                        Recorded::Decision { approve: kind == PendingDecision::Approve, digest, reason }
+                        let edits = DecisionDetail::decode_edits(row.approval_edits.as_deref())
+                            .ok_or_else(|| corrupt("edits", &id, row.approval_edits.as_deref().unwrap_or_default()))?;
+                        let detail =
+                            DecisionDetail { message: row.approval_message, edits, policy: row.approval_policy };
+                        Recorded::Decision { approve: kind == PendingDecision::Approve, digest, reason, detail }
                     }
                 })
             }
@@ -318,7 +328,7 @@ macro_rules! conversation_columns {
     () => {
         "c.id, c.user_id, c.title, c.status, c.error_code, c.run_id, c.approval_decision, c.approval_turn_digest,
          c.pending_input, c.approval_deny_reason, c.skill, c.page_id, c.updated_at, c.approved_through,
-         c.approval_decided_by, c.recorded_at_ms"
+         c.approval_decided_by, c.recorded_at_ms, c.approval_message, c.approval_edits, c.approval_policy"
     };
 }
 
@@ -452,7 +462,7 @@ async fn pg_snapshot_of(
 /// The columns of a recorded answer or decision, cleared: nothing travels any more.
 macro_rules! clear_recorded {
     () => {
-        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, approval_decided_by = NULL, recorded_at_ms = NULL"
+        "approval_decision = NULL, approval_turn_digest = NULL, pending_input = NULL, approval_deny_reason = NULL, approval_decided_by = NULL, recorded_at_ms = NULL, approval_message = NULL, approval_edits = NULL, approval_policy = NULL"
     };
 }
 
@@ -507,6 +517,8 @@ enum Then<'a> {
     AttachPending,
     /// The reply's draft is no longer current.
     DropDraft,
+    /// The audit log's row for this change (and its webhook event, if announced).
+    Audit(&'a Entry),
 }
 
 /// The HTML a line is stored with, made once when it is written: an assistant line's Markdown,
@@ -519,6 +531,8 @@ impl Then<'_> {
     /// The safe HTML of a line this step writes, made once at write time.
     fn rendered(&self) -> Option<String> {
         match *self {
+            // A dismissal's line holds a name, which the page puts in a sentence: not Markdown.
+            Then::Message { notice: Some(Notice::Dismissed), .. } => None,
             Then::Message { role, content, .. } => stored_rendering(role, content),
             _ => None,
         }
@@ -560,6 +574,7 @@ fn guarded_statement<'a>(
     arg_count: usize,
     then: &[Then<'a>],
     rendered: &'a [Option<String>],
+    audits: &'a [Option<audit::Prepared>],
     at: i64,
 ) -> (String, Vec<Arg<'a>>) {
     let mut sql = format!("WITH claimed AS ({update} RETURNING id)");
@@ -626,6 +641,12 @@ fn guarded_statement<'a>(
                       WHERE conversation_id IN (SELECT id FROM claimed) AND message_id IS NULL)"
                 ));
             }
+            Then::Audit(_) => {
+                let Some(prepared) = &audits[index] else { continue };
+                let (step, args) = audit::statement_step(prepared, &format!("w{index}"), first, at);
+                sql.push_str(&step);
+                extra.extend(args);
+            }
         }
     }
     sql.push_str(" SELECT COUNT(*) FROM claimed");
@@ -644,6 +665,7 @@ fn guarded_batch<'a>(
     conversation_id: &'a str,
     then: &[Then<'a>],
     rendered: &'a [Option<String>],
+    audits: &'a [Option<audit::Prepared>],
     at: i64,
 ) -> (String, Vec<Arg<'a>>) {
     let mut sql = format!(
@@ -707,6 +729,12 @@ fn guarded_batch<'a>(
                 "UPDATE attachments SET message_id = (SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = attachments.conversation_id)
                  WHERE conversation_id IN (SELECT id FROM temp.claimed) AND message_id IS NULL;",
             ),
+            Then::Audit(_) => {
+                let Some(prepared) = &audits[index] else { continue };
+                let (step, args) = audit::batch_step(prepared, first, at);
+                sql.push_str(&step);
+                extra.extend(args);
+            }
         }
     }
     sql.push_str("SELECT COUNT(*) FROM temp.claimed; COMMIT;");
@@ -738,16 +766,20 @@ impl Store {
         // An assistant line's HTML is made here, once, before the transaction: every reader then
         // gets it as stored.
         let rendered: Vec<Option<String>> = then.iter().map(Then::rendered).collect();
+        let audits: Vec<Option<audit::Prepared>> = then
+            .iter()
+            .map(|step| if let Then::Audit(entry) = step { Some(audit::Prepared::of(entry)) } else { None })
+            .collect();
         match &self.db {
             Db::Sqlite(db::Sqlite { write: pool, .. }) => {
-                let (sql, extra) = guarded_batch(update, args.len(), conversation_id, then, &rendered, at);
+                let (sql, extra) = guarded_batch(update, args.len(), conversation_id, then, &rendered, &audits, at);
                 let all: Vec<Arg<'_>> = args.iter().copied().chain(extra).collect();
                 let rows = pool.fetch_batch(bind_args!(sqlx::query(sqlx::AssertSqlSafe(sql)), &all)).await?;
                 let claimed: i64 = rows.first().map(|row| row.try_get(0)).transpose()?.unwrap_or(0);
                 Ok(claimed == 1)
             }
             Db::Postgres(pool) => {
-                let (sql, extra) = guarded_statement(update, args.len(), then, &rendered, at);
+                let (sql, extra) = guarded_statement(update, args.len(), then, &rendered, &audits, at);
                 let all: Vec<Arg<'_>> = args.iter().copied().chain(extra).collect();
                 let claimed: i64 =
                     bind_args!(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)), &all).fetch_one(pool).await?;
@@ -1037,6 +1069,7 @@ impl Store {
         content: &str,
         title_if_untitled: &str,
         untitled: &str,
+        cancelled: Option<&Entry>,
     ) -> Result<bool, StoreError> {
         self.guarded(
             conversation_id,
@@ -1047,7 +1080,15 @@ impl Store {
                  WHERE id = $4 AND status = 'processing' AND approval_decision IS NULL"
             ),
             &[Arg::Int(now()), Arg::Text(untitled), Arg::Text(title_if_untitled), Arg::Text(conversation_id)],
-            &[Then::Message { role: MessageRole::User, content, notice: None }, Then::AttachPending, Then::Job],
+            &[
+                cancelled.map(Then::Audit),
+                Some(Then::Message { role: MessageRole::User, content, notice: None }),
+                Some(Then::AttachPending),
+                Some(Then::Job),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>(),
         )
         .await
     }
@@ -1083,6 +1124,7 @@ impl Store {
         conversation_id: &str,
         message_id: i64,
         content: &str,
+        cancelled: Option<&Entry>,
     ) -> Result<bool, StoreError> {
         self.guarded(
             conversation_id,
@@ -1092,7 +1134,7 @@ impl Store {
                 " WHERE id = $2 AND status = 'processing' AND approval_decision IS NULL"
             ),
             &[Arg::Int(now()), Arg::Text(conversation_id)],
-            &Self::rerun_steps(message_id, content),
+            &cancelled.map(Then::Audit).into_iter().chain(Self::rerun_steps(message_id, content)).collect::<Vec<_>>(),
         )
         .await
     }
@@ -1111,6 +1153,7 @@ impl Store {
         digest: &str,
         reply: &Reply,
         display: Option<&str>,
+        entry: &Entry,
     ) -> Result<bool, StoreError> {
         let encoded = reply.encode();
         let line = display.map(|content| Then::Message {
@@ -1118,7 +1161,7 @@ impl Store {
             content,
             notice: Some(Notice::InputAnswer),
         });
-        let then: Vec<Then<'_>> = line.into_iter().chain([Then::Job]).collect();
+        let then: Vec<Then<'_>> = line.into_iter().chain([Then::Job, Then::Audit(entry)]).collect();
         self.guarded(
             conversation_id,
             "UPDATE conversations
@@ -1141,12 +1184,13 @@ impl Store {
     }
 
     /// The question's tool stopped waiting: the question is withdrawn for the worker to tell the
-    /// run, guarded on the conversation still waiting on that run.
+    /// run, with the audit's row (`entry`), guarded on the conversation still waiting on that run.
     pub async fn record_withdrawal(
         &self,
         conversation_id: &str,
         run_id: Uuid,
         reason: &str,
+        entry: &Entry,
     ) -> Result<bool, StoreError> {
         let encoded = Reply::Withdrawn(reason.to_string()).encode();
         let run = run_id.to_string();
@@ -1163,7 +1207,7 @@ impl Store {
                 Arg::Text(conversation_id),
                 Arg::Text(&run),
             ],
-            &[Then::Job],
+            &[Then::Job, Then::Audit(entry)],
         )
         .await
     }
@@ -1175,6 +1219,7 @@ impl Store {
         user_id: i64,
         conversation_id: &str,
         decision: Decision<'_>,
+        entry: &Entry,
     ) -> Result<bool, StoreError> {
         let kind = if decision.approve { PendingDecision::Approve } else { PendingDecision::Deny };
         let label = decision.label.map(|label| Then::Message {
@@ -1182,13 +1227,15 @@ impl Store {
             content: label,
             notice: Some(Notice::Decision),
         });
-        let then: Vec<Then<'_>> = label.into_iter().chain([Then::Job]).collect();
+        let then: Vec<Then<'_>> = label.into_iter().chain([Then::Job, Then::Audit(entry)]).collect();
+        let edits = decision.detail.encode_edits();
         self.guarded(
             conversation_id,
             "UPDATE conversations
              SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
                  approval_deny_reason = $3, pending_input = NULL, error_code = NULL, updated_at = $4,
                  approval_decided_by = $8, recorded_at_ms = $9,
+                 approval_message = $10, approval_edits = $11, approval_policy = $12,
                  approved_through = CASE WHEN $7
                      THEN (SELECT MAX(m.id) FROM messages m WHERE m.conversation_id = $5)
                      ELSE approved_through END
@@ -1203,6 +1250,9 @@ impl Store {
                 Arg::Bool(decision.approve),
                 Arg::Int(decision.decided_by),
                 Arg::Int(now_ms()),
+                Arg::MaybeText(decision.detail.message.as_deref()),
+                Arg::MaybeText(edits.as_deref()),
+                Arg::MaybeInt(decision.detail.policy),
             ],
             &then,
         )
@@ -1245,6 +1295,7 @@ impl Store {
         run_id: Uuid,
         settle: Settle<'_>,
         notice: Option<ErrorCode>,
+        entry: Option<&Entry>,
     ) -> Result<bool, StoreError> {
         let (status, keep_run, error_code, message) = match settle {
             Settle::Answered { answer } => (ConversationStatus::Idle, false, notice, Some(answer)),
@@ -1275,7 +1326,7 @@ impl Store {
                 Arg::Text(conversation_id),
                 Arg::Text(&run),
             ],
-            &message.into_iter().chain([Then::DropDraft]).collect::<Vec<_>>(),
+            &message.into_iter().chain([Then::DropDraft]).chain(entry.map(Then::Audit)).collect::<Vec<_>>(),
         )
         .await
     }
@@ -1288,6 +1339,7 @@ impl Store {
         conversation_id: &str,
         back_to: ConversationStatus,
         code: ErrorCode,
+        entry: Option<&Entry>,
     ) -> Result<bool, StoreError> {
         self.guarded(
             conversation_id,
@@ -1298,7 +1350,7 @@ impl Store {
                  WHERE id = $4 AND status = 'processing' AND approval_decision IS NOT NULL"
             ),
             &[Arg::Text(back_to.as_str()), Arg::Text(code.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
-            &[Then::DropUndelivered],
+            &[Some(Then::DropUndelivered), entry.map(Then::Audit)].into_iter().flatten().collect::<Vec<_>>(),
         )
         .await
     }
@@ -1322,7 +1374,13 @@ impl Store {
     /// Stops the reply being written: the conversation is idle again and the draft so far joins
     /// the transcript as a stopped reply. Guarded on the conversation still working on `run_id`
     /// (`None`: no run attached yet), so of Stop and a question or card settling, exactly one wins.
-    pub async fn stop(&self, user_id: i64, conversation_id: &str, run_id: Option<Uuid>) -> Result<bool, StoreError> {
+    pub async fn stop(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        run_id: Option<Uuid>,
+        cancelled: &Entry,
+    ) -> Result<bool, StoreError> {
         let run = run_id.map(|run| run.to_string());
         // Jobs of the conversation are left: a job finds it idle and does nothing.
         self.guarded(
@@ -1334,7 +1392,7 @@ impl Store {
                  WHERE id = $2 AND user_id = $3 AND status = 'processing' AND run_id IS NOT DISTINCT FROM $4"
             ),
             &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::MaybeText(run.as_deref())],
-            &[Then::StoppedReply, Then::DropDraft],
+            &[Then::StoppedReply, Then::DropDraft, Then::Audit(cancelled)],
         )
         .await
     }
@@ -1455,8 +1513,16 @@ impl Store {
         Ok(row)
     }
 
-    pub async fn fail_conversation(&self, conversation_id: &str, code: ErrorCode) -> Result<bool, StoreError> {
-        self.update_one(
+    /// The turn failed before or outside its run (no run, none to be had, the worker's own
+    /// failure), with the audit's `failed` row (`entry`) in the same write.
+    pub async fn fail_conversation(
+        &self,
+        conversation_id: &str,
+        code: ErrorCode,
+        entry: &Entry,
+    ) -> Result<bool, StoreError> {
+        self.guarded(
+            conversation_id,
             concat!(
                 "UPDATE conversations SET status = 'failed', error_code = $1, run_id = NULL, ",
                 clear_recorded!(),
@@ -1464,6 +1530,7 @@ impl Store {
                  WHERE id = $3 AND status = 'processing'"
             ),
             &[Arg::Text(code.as_str()), Arg::Int(now()), Arg::Text(conversation_id)],
+            &[Then::Audit(entry)],
         )
         .await
     }
@@ -1476,13 +1543,33 @@ impl Store {
         .await
     }
 
-    /// Deletes a conversation that nothing is working on; its messages and jobs go with it.
-    pub async fn delete_conversation(&self, user_id: i64, id: &str) -> Result<bool, StoreError> {
-        self.update_one(
-            "DELETE FROM conversations WHERE id = $1 AND user_id = $2 AND status != 'processing'",
-            &[Arg::Text(id), Arg::Int(user_id)],
-        )
-        .await
+    /// Deletes a conversation that nothing is working on; its messages and jobs go with it. Its
+    /// audit rows stay, and `cancelled` (its waiting runs, ended first) join them in the same
+    /// transaction, with the title as it was.
+    pub async fn delete_conversation(&self, user_id: i64, id: &str, cancelled: &[Entry]) -> Result<bool, StoreError> {
+        let backend = self.db.backend();
+        on!(&self.db, pool => async {
+            let mut tx = pool.begin().await?;
+            for entry in cancelled {
+                audit::write_entry!(tx, backend, id, entry);
+            }
+            let delete = "DELETE FROM conversations WHERE id = $1 AND user_id = $2 AND status != 'processing'";
+            let deleted = sqlx::query(delete)
+                .bind(id)
+                .bind(user_id)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if deleted {
+                tx.commit().await?;
+            } else {
+                tx.rollback().await?;
+            }
+            Ok::<bool, sqlx::Error>(deleted)
+        }
+        .await)
+        .map_err(StoreError::from)
     }
 
     // --- jobs ---------------------------------------------------------------------------------
@@ -1587,8 +1674,22 @@ impl Store {
     }
 }
 
+mod audit;
+
 mod inbox;
 pub use inbox::RunDecision;
 
+mod policies;
+pub use policies::{NewPolicies, Policy};
+
+mod waiting;
+pub use waiting::{LatestWaiting, WaitingCount};
+
 mod users;
 pub use users::{session_handle, Role, SessionRow, SessionUser, UserRow, UserSummary};
+
+mod mail;
+pub use mail::{ClaimedMail, MailSettings};
+
+mod webhooks;
+pub use webhooks::{AttemptOutcome, ClaimedDelivery, Delivery, DeliveryState, OutboxEvent, Webhook, EVENT_KINDS};

@@ -10,7 +10,8 @@ use runtime::{
 };
 use uuid::Uuid;
 
-use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Recorded, Reply};
+use crate::audit::{Action, Entry, Surface};
+use crate::conversation::{Conversation, ConversationStatus, ErrorCode, MessageRole, Notice, Recorded, Reply};
 use crate::drafts::Drafts;
 use crate::events::ConversationEvents;
 use crate::handback;
@@ -57,6 +58,28 @@ fn failure_code(status: RunStatus, termination_reason: Option<&str>) -> ErrorCod
     }
 }
 
+/// The audit's row for a run that ended without an answer: cancelled, or failed with its code.
+pub(crate) fn ended_entry(run: Uuid, code: ErrorCode) -> Entry {
+    let action = if code == ErrorCode::Cancelled { Action::Cancelled } else { Action::Failed };
+    Entry::new(action, Surface::Worker, None, Some(run)).with_reason(code.as_str())
+}
+
+/// The audit's row for a turn that failed without an outcome of its run: none could be started,
+/// or the one it names is gone.
+pub(crate) fn failed_entry(run: Option<Uuid>, code: ErrorCode) -> Entry {
+    Entry::new(Action::Failed, Surface::Worker, None, run).with_reason(code.as_str())
+}
+
+/// The audit's row for a run that waits on `pause` (a question or a card), with why it came back
+/// if it did.
+pub(crate) fn waiting_entry(run: Uuid, pause: Option<&PauseView>, code: Option<ErrorCode>) -> Entry {
+    let entry = Entry::new(Action::Waiting, Surface::Worker, None, Some(run)).with_pause(pause);
+    match code {
+        Some(code) => entry.with_reason(code.as_str()),
+        None => entry,
+    }
+}
+
 impl Turns {
     /// Carries the conversation one step on. Does nothing unless it is `processing`.
     pub async fn process(&self, conversation_id: &str) -> Result<(), TurnError> {
@@ -66,14 +89,10 @@ impl Turns {
         }
         let outcome = match &conversation.recorded {
             Some(Recorded::Answer { digest, reply }) => self.deliver_answer(&conversation, digest, reply).await,
-            Some(Recorded::Decision { approve, digest, reason }) => {
-                let decision = if *approve {
-                    ApprovalDecision::approve(digest.clone())
-                } else {
-                    ApprovalDecision::deny(digest.clone(), *reason)
-                };
-                self.deliver_decision(&conversation, decision).await
-            }
+            Some(recorded @ Recorded::Decision { .. }) => match recorded.approval() {
+                Some(decision) => self.deliver_decision(&conversation, decision).await,
+                None => Ok(()),
+            },
             None => self.carry_turn(&conversation).await,
         };
         self.drafts.forget(conversation_id);
@@ -89,7 +108,8 @@ impl Turns {
                 let run_id = match self.runtime.enqueue(request).await {
                     Ok(run_id) => run_id,
                     Err(RuntimeError::ConfigurationInactive(_)) => {
-                        self.store.fail_conversation(&conversation.id, ErrorCode::ConfigurationInactive).await?;
+                        let code = ErrorCode::ConfigurationInactive;
+                        self.store.fail_conversation(&conversation.id, code, &failed_entry(None, code)).await?;
                         return Ok(());
                     }
                     Err(error) => return Err(error.into()),
@@ -111,7 +131,8 @@ impl Turns {
     /// stopped. A restart lands here too, so nothing is started twice.
     async fn follow_run(&self, conversation: &Conversation, run_id: Uuid) -> Result<(), TurnError> {
         let Some(view) = self.runtime.status(&owner(conversation), run_id).await? else {
-            self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
+            let code = ErrorCode::RunMissing;
+            self.store.fail_conversation(&conversation.id, code, &failed_entry(Some(run_id), code)).await?;
             return Ok(());
         };
         let run = run_id;
@@ -128,21 +149,25 @@ impl Turns {
                 Some(PauseView::Input(pause)) => {
                     self.settle_question(&conversation.id, run, &pause, None).await?;
                 }
-                Some(PauseView::Approval(_)) => {
-                    self.store.settle(&conversation.id, run, Settle::AwaitingApproval, None).await?;
+                Some(PauseView::Approval(card)) if self.auto_approve(&conversation.id, run, &card).await? => {}
+                Some(pause @ PauseView::Approval(_)) => {
+                    let waiting = waiting_entry(run, Some(&pause), None);
+                    self.store.settle(&conversation.id, run, Settle::AwaitingApproval, None, Some(&waiting)).await?;
                 }
                 Some(PauseView::Unreadable) | None => {
                     let code = ErrorCode::Run(runtime::FailureReason::StateUnreadable);
-                    self.store.settle(&conversation.id, run, Settle::Failed { code }, None).await?;
+                    let ended = ended_entry(run, code);
+                    self.store.settle(&conversation.id, run, Settle::Failed { code }, None, Some(&ended)).await?;
                 }
             },
             RunStatus::Completed => {
                 let answer = view.answer.unwrap_or_default();
-                self.store.settle(&conversation.id, run, Settle::Answered { answer: &answer }, None).await?;
+                self.store.settle(&conversation.id, run, Settle::Answered { answer: &answer }, None, None).await?;
             }
             RunStatus::Failed | RunStatus::Cancelled => {
                 let code = failure_code(view.status, view.termination_reason.as_deref());
-                self.store.settle(&conversation.id, run, Settle::Failed { code }, None).await?;
+                let ended = ended_entry(run, code);
+                self.store.settle(&conversation.id, run, Settle::Failed { code }, None, Some(&ended)).await?;
             }
         }
         Ok(())
@@ -150,7 +175,8 @@ impl Turns {
 
     async fn deliver_answer(&self, conversation: &Conversation, digest: &str, reply: &Reply) -> Result<(), TurnError> {
         let Some(run_id) = conversation.run_id else {
-            self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
+            let code = ErrorCode::RunMissing;
+            self.store.fail_conversation(&conversation.id, code, &failed_entry(None, code)).await?;
             return Ok(());
         };
         self.drafts.follow(run_id, &conversation.id);
@@ -179,7 +205,8 @@ impl Turns {
 
     async fn deliver_decision(&self, conversation: &Conversation, decision: ApprovalDecision) -> Result<(), TurnError> {
         let Some(run_id) = conversation.run_id else {
-            self.store.fail_conversation(&conversation.id, ErrorCode::RunMissing).await?;
+            let code = ErrorCode::RunMissing;
+            self.store.fail_conversation(&conversation.id, code, &failed_entry(None, code)).await?;
             return Ok(());
         };
         self.drafts.follow(run_id, &conversation.id);
@@ -224,7 +251,19 @@ impl Turns {
         } else {
             (ConversationStatus::AwaitingApproval, ErrorCode::NotAwaitingApproval)
         };
-        self.store.hand_back(&conversation.id, back_to, code).await?;
+        // The answer or decision on record never reached the run: the audit says what became
+        // of the run instead, in the hand-back's write.
+        let entry = match status {
+            Some(RunStatus::Cancelled) => Entry::new(Action::Cancelled, Surface::Worker, None, Some(run_id)),
+            Some(status) if status == waiting => {
+                let pause =
+                    self.runtime.status(&owner(conversation), run_id).await.ok().flatten().and_then(|view| view.pause);
+                waiting_entry(run_id, pause.as_ref(), None)
+            }
+            _ => Entry::new(Action::Failed, Surface::Worker, None, Some(run_id)),
+        }
+        .with_reason(code.as_str());
+        self.store.hand_back(&conversation.id, back_to, code, Some(&entry)).await?;
         Ok(())
     }
 
@@ -232,7 +271,16 @@ impl Turns {
     async fn refused(&self, conversation: &Conversation, code: ErrorCode, refusal: &Refusal) -> Result<(), TurnError> {
         tracing::warn!(conversation = %conversation.id, refusal = refusal.code(), "runtime refused a recorded answer or decision");
         if let Some(recorded) = &conversation.recorded {
-            self.store.hand_back(&conversation.id, recorded.waiting_status(), code).await?;
+            // The run still waits: the audit says so again, with why the answer or decision came back.
+            let waiting = match conversation.run_id {
+                Some(run) => {
+                    let pause =
+                        self.runtime.status(&owner(conversation), run).await.ok().flatten().and_then(|view| view.pause);
+                    Some(waiting_entry(run, pause.as_ref(), Some(code)))
+                }
+                None => None,
+            };
+            self.store.hand_back(&conversation.id, recorded.waiting_status(), code, waiting.as_ref()).await?;
         }
         Ok(())
     }
@@ -253,21 +301,28 @@ impl Turns {
         let said_so_far = self.drafts.finish(run);
         let settled = match result.outcome {
             RunOutcome::Completed { answer, .. } => {
-                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }, notice).await?
+                self.store.settle(conversation_id, run, Settle::Answered { answer: &answer }, notice, None).await?
             }
             RunOutcome::AwaitingInput { pause } => self.settle_question(conversation_id, run, &pause, notice).await?,
-            RunOutcome::AwaitingApproval { .. } => {
-                self.store.settle(conversation_id, run, Settle::AwaitingApproval, notice).await?
+            // Approved by a standing approval: its delivery is queued, the conversation stays busy.
+            RunOutcome::AwaitingApproval { pause } if self.auto_approve(conversation_id, run, &pause).await? => true,
+            RunOutcome::AwaitingApproval { pause } => {
+                let waiting = waiting_entry(run, Some(&PauseView::Approval(pause)), None);
+                self.store.settle(conversation_id, run, Settle::AwaitingApproval, notice, Some(&waiting)).await?
             }
             RunOutcome::Failed { reason } => {
-                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Run(reason) }, None).await?
+                let code = ErrorCode::Run(reason);
+                let ended = ended_entry(run, code);
+                self.store.settle(conversation_id, run, Settle::Failed { code }, None, Some(&ended)).await?
             }
             RunOutcome::Cancelled => {
                 // Stopped by the reader: the stopped line gets everything the model had written.
                 if let Some(text) = said_so_far.filter(|text| !text.is_empty()) {
                     self.store.complete_stopped_reply(conversation_id, &text).await?;
                 }
-                self.store.settle(conversation_id, run, Settle::Failed { code: ErrorCode::Cancelled }, None).await?;
+                let code = ErrorCode::Cancelled;
+                let ended = ended_entry(run, code);
+                self.store.settle(conversation_id, run, Settle::Failed { code }, None, Some(&ended)).await?;
                 true
             }
             // Requeued: the worker is dispatched again when the run is due. Lease lost: whoever
@@ -303,7 +358,9 @@ impl Turns {
         notice: Option<ErrorCode>,
     ) -> Result<bool, TurnError> {
         let question = InputPauseForm::parse(&pause.schema).question().to_string();
-        Ok(self.store.settle(conversation_id, run, Settle::AwaitingInput { question: Some(&question) }, notice).await?)
+        let waiting = waiting_entry(run, Some(&PauseView::Input(pause.clone())), None);
+        let settle = Settle::AwaitingInput { question: Some(&question) };
+        Ok(self.store.settle(conversation_id, run, settle, notice, Some(&waiting)).await?)
     }
 
     async fn request_for(&self, conversation: &Conversation) -> Result<RunRequest, TurnError> {
@@ -321,7 +378,8 @@ impl Turns {
         let files = self.store.attachment_texts(&conversation.id).await?;
         for message in self.store.messages(&conversation.id).await? {
             // A line that is only a notice (a stop before any text, an expiry) says nothing to the model.
-            if message.notice.is_some() && message.content.trim().is_empty() {
+            let only_a_notice = message.notice.is_some() && message.content.trim().is_empty();
+            if only_a_notice || message.notice == Some(Notice::Dismissed) {
                 continue;
             }
             let attached: Vec<_> = files.iter().filter(|file| file.file.message_id == Some(message.id)).collect();

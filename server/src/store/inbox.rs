@@ -5,8 +5,12 @@ use db::{now, on, on_read};
 use runtime::DenialReason;
 use uuid::Uuid;
 
+use super::audit::write_entry;
 use super::{stored_rendering, Arg, ConversationRow, Store, StoreError, Then};
-use crate::conversation::{Conversation, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply};
+use crate::audit::Entry;
+use crate::conversation::{
+    Conversation, DecisionDetail, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply,
+};
 use crate::markdown::RENDERER_VERSION;
 
 /// A decision or answer given in the inbox, waiting for the worker or refused by the runtime.
@@ -31,6 +35,8 @@ struct RunDecisionRow {
     reply: Option<String>,
     error_code: Option<String>,
     decided_by: Option<i64>,
+    message: Option<String>,
+    edits: Option<String>,
 }
 
 impl TryFrom<RunDecisionRow> for RunDecision {
@@ -51,7 +57,11 @@ impl TryFrom<RunDecisionRow> for RunDecision {
                     None => None,
                     Some(reason) => Some(DenialReason::parse(reason).ok_or_else(|| corrupt("deny reason", reason))?),
                 };
-                Recorded::Decision { approve: kind == PendingDecision::Approve, digest: row.digest.clone(), reason }
+                let edits = DecisionDetail::decode_edits(row.edits.as_deref())
+                    .ok_or_else(|| corrupt("edits", row.edits.as_deref().unwrap_or_default()))?;
+                let detail = DecisionDetail { message: row.message.clone(), edits, policy: None };
+                let approve = kind == PendingDecision::Approve;
+                Recorded::Decision { approve, digest: row.digest.clone(), reason, detail }
             }
         };
         let refused = match row.error_code.as_deref() {
@@ -65,7 +75,8 @@ impl TryFrom<RunDecisionRow> for RunDecision {
 macro_rules! select_run_decisions {
     ($tail:literal) => {
         concat!(
-            "SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code, decided_by FROM run_decisions ",
+            "SELECT run_id, conversation_id, kind, digest, deny_reason, reply, error_code, decided_by, message, edits \
+             FROM run_decisions ",
             $tail
         )
     };
@@ -125,23 +136,27 @@ impl Store {
         run_id: Uuid,
         recorded: &Recorded,
         decided_by: Option<i64>,
+        entry: &Entry,
         still_waits: impl std::future::Future<Output = Result<bool, E>>,
     ) -> Result<Result<bool, E>, StoreError> {
-        let (kind, digest, reason, reply) = match recorded {
-            Recorded::Answer { digest, reply } => (PendingDecision::Input, digest, None, Some(reply.encode())),
-            Recorded::Decision { approve, digest, reason } => {
+        let none = DecisionDetail::default();
+        let (kind, digest, reason, reply, detail) = match recorded {
+            Recorded::Answer { digest, reply } => (PendingDecision::Input, digest, None, Some(reply.encode()), &none),
+            Recorded::Decision { approve, digest, reason, detail } => {
                 let kind = if *approve { PendingDecision::Approve } else { PendingDecision::Deny };
-                (kind, digest, reason.map(DenialReason::as_str), None)
+                (kind, digest, reason.map(DenialReason::as_str), None, detail)
             }
         };
         let at = now();
-        let upsert = "INSERT INTO run_decisions (run_id, conversation_id, kind, digest, deny_reason, reply, error_code, created_at, decided_by)
-             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8)
+        let upsert = "INSERT INTO run_decisions (run_id, conversation_id, kind, digest, deny_reason, reply, error_code, created_at, decided_by, message, edits)
+             VALUES ($1, $2, $3, $4, $5, $6, NULL, $7, $8, $9, $10)
              ON CONFLICT (run_id) DO UPDATE SET kind = excluded.kind, digest = excluded.digest,
                  deny_reason = excluded.deny_reason, reply = excluded.reply, error_code = NULL,
-                 created_at = excluded.created_at, decided_by = excluded.decided_by
+                 created_at = excluded.created_at, decided_by = excluded.decided_by,
+                 message = excluded.message, edits = excluded.edits
              WHERE run_decisions.error_code IS NOT NULL";
         let job = "INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'run_decision', $2)";
+        let backend = self.db.backend();
         on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             let won = sqlx::query(upsert)
@@ -153,6 +168,8 @@ impl Store {
                 .bind(reply)
                 .bind(at)
                 .bind(decided_by)
+                .bind(detail.message.as_deref())
+                .bind(detail.encode_edits())
                 .execute(&mut *tx)
                 .await?
                 .rows_affected()
@@ -171,6 +188,7 @@ impl Store {
                 }
             }
             sqlx::query(job).bind(conversation_id).bind(at).execute(&mut *tx).await?;
+            write_entry!(tx, backend, conversation_id, entry);
             tx.commit().await?;
             Ok(Ok(true))
         }
@@ -237,34 +255,90 @@ impl Store {
 
     /// A line a run the conversation moved on from leaves in it (its answer after a decision in
     /// the inbox, or that it expired). It joins the transcript whatever the conversation does.
+    /// `entry`, if given, is the audit's row for it, written in the same transaction.
     pub async fn append_line(
         &self,
         conversation_id: &str,
         role: MessageRole,
         content: &str,
         notice: Notice,
+        entry: Option<&Entry>,
     ) -> Result<(), StoreError> {
-        let html = stored_rendering(role, content);
-        on!(&self.db, pool => sqlx::query(
-            "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(conversation_id)
-        .bind(role.as_str())
-        .bind(content)
-        .bind(notice.as_str())
-        .bind(now())
-        .bind(html.as_deref())
-        .bind(html.as_ref().map(|_| RENDERER_VERSION))
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
+        let html = if notice == Notice::Dismissed { None } else { stored_rendering(role, content) };
+        let backend = self.db.backend();
+        on!(&self.db, pool => async {
+            let mut tx = pool.begin().await?;
+            sqlx::query(
+                "INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(conversation_id)
+            .bind(role.as_str())
+            .bind(content)
+            .bind(notice.as_str())
+            .bind(now())
+            .bind(html.as_deref())
+            .bind(html.as_ref().map(|_| RENDERER_VERSION))
+            .execute(&mut *tx)
+            .await?;
+            if let Some(entry) = entry {
+                write_entry!(tx, backend, conversation_id, entry);
+            }
+            tx.commit().await
+        }
+        .await)?;
+        Ok(())
+    }
+
+    /// An inbox decision that can no longer be delivered (its run was cancelled or failed first:
+    /// a dismissal or an expiry that raced it) is dropped with the audit's row that says so, so
+    /// the log never shows the decision as taking effect. The row only with the drop: of two
+    /// workers, one writes it.
+    pub async fn drop_undelivered_run_decision(
+        &self,
+        conversation_id: &str,
+        run_id: Uuid,
+        entry: &Entry,
+    ) -> Result<bool, StoreError> {
+        let backend = self.db.backend();
+        let dropped = on!(&self.db, pool => async {
+            let mut tx = pool.begin().await?;
+            let dropped = sqlx::query("DELETE FROM run_decisions WHERE run_id = $1")
+                .bind(run_id.to_string())
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1;
+            if dropped {
+                write_entry!(tx, backend, conversation_id, entry);
+            }
+            tx.commit().await?;
+            Ok::<bool, sqlx::Error>(dropped)
+        }
+        .await)?;
+        Ok(dropped)
+    }
+
+    /// An inbox decision was delivered and its run waits again (on a new question or card): the
+    /// decision's row goes, and the audit's `waiting` row comes, together.
+    pub async fn waits_again(&self, conversation_id: &str, run_id: Uuid, entry: &Entry) -> Result<(), StoreError> {
+        let backend = self.db.backend();
+        on!(&self.db, pool => async {
+            let mut tx = pool.begin().await?;
+            sqlx::query("DELETE FROM run_decisions WHERE run_id = $1")
+                .bind(run_id.to_string())
+                .execute(&mut *tx)
+                .await?;
+            write_entry!(tx, backend, conversation_id, entry);
+            tx.commit().await
+        }
+        .await)?;
         Ok(())
     }
 
     /// A waiting run expired: the conversation that still waits on it is idle again, with a line
     /// that says so. Guarded on it still waiting on that run (a decision recorded first wins).
-    pub async fn expire_waiting(&self, conversation_id: &str, run_id: Uuid) -> Result<bool, StoreError> {
+    pub async fn expire_waiting(&self, conversation_id: &str, run_id: Uuid, entry: &Entry) -> Result<bool, StoreError> {
         let run = run_id.to_string();
         self.guarded(
             conversation_id,
@@ -275,7 +349,40 @@ impl Store {
                  WHERE id = $2 AND run_id = $3 AND status IN ('awaiting_approval', 'awaiting_input')"
             ),
             &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Text(&run)],
-            &[Then::Message { role: MessageRole::Assistant, content: "", notice: Some(Notice::Expired) }],
+            &[
+                Then::Message { role: MessageRole::Assistant, content: "", notice: Some(Notice::Expired) },
+                Then::Audit(entry),
+            ],
+        )
+        .await
+    }
+
+    /// The owner dismissed the run the conversation waits on from the runs inbox: it is idle
+    /// again, with a line naming who did it (`name`) and the audit's row. Guarded, as an expiry,
+    /// on the conversation still waiting on that run, so of a dismissal and a decision (or a second
+    /// dismissal) exactly one wins.
+    pub async fn dismiss_waiting(
+        &self,
+        user_id: i64,
+        conversation_id: &str,
+        run_id: Uuid,
+        name: &str,
+        entry: &Entry,
+    ) -> Result<bool, StoreError> {
+        let run = run_id.to_string();
+        self.guarded(
+            conversation_id,
+            concat!(
+                "UPDATE conversations SET status = 'idle', run_id = NULL, error_code = NULL, ",
+                clear_recorded!(),
+                ", updated_at = $1
+                 WHERE id = $2 AND user_id = $3 AND run_id = $4 AND status IN ('awaiting_approval', 'awaiting_input')"
+            ),
+            &[Arg::Int(now()), Arg::Text(conversation_id), Arg::Int(user_id), Arg::Text(&run)],
+            &[
+                Then::Message { role: MessageRole::Assistant, content: name, notice: Some(Notice::Dismissed) },
+                Then::Audit(entry),
+            ],
         )
         .await
     }

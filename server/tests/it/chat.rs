@@ -160,6 +160,51 @@ async fn bad_messages_get_a_clear_error_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn a_conversation_is_titled_in_the_readers_language_until_its_first_message_names_it() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    let (status, _) = client.call_json("set_language", &[("language", "de")]).await;
+    assert_eq!(status, 200);
+    let id = client.create_conversation().await;
+    assert_eq!(client.conversation(&id).await.1["title"], "Neue Unterhaltung");
+    let (_, list) = client.call_json("conversations", &[]).await;
+    assert_eq!(list[0]["title"], "Neue Unterhaltung", "{list}");
+    // The same conversation reads in English for an English reader.
+    let english = server.signed_in("demo").await;
+    let (status, _) = english.call_json("set_language", &[("language", "en")]).await;
+    assert_eq!(status, 200);
+    assert_eq!(english.conversation(&id).await.1["title"], "New conversation");
+
+    // The first message names it: its first words, cut at a word, "…" where cut.
+    let message = "Which opening hours should the bakery show\non its front page?";
+    let (status, _) = english.call_json("send_message", &[("conversation_id", &id), ("content", message)]).await;
+    assert_eq!(status, 200);
+    let conversation = english.settled_conversation(&id).await;
+    assert_eq!(conversation["title"], "Which opening hours should the bakery…");
+    // The next message does not rename it.
+    english.call_json("send_message", &[("conversation_id", &id), ("content", "And on Sundays?")]).await;
+    assert_eq!(english.settled_conversation(&id).await["title"], "Which opening hours should the bakery…");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_title_the_user_chose_is_never_replaced_by_the_first_message() {
+    let server = TestServer::start().await;
+    let client = server.signed_in("demo").await;
+    // Even one that reads like an untitled conversation's.
+    for chosen in ["Flour orders", "New conversation", "Neue Unterhaltung"] {
+        let id = client.create_conversation().await;
+        let (status, _) = client.call_json("rename_conversation", &[("conversation_id", &id), ("title", chosen)]).await;
+        assert_eq!(status, 200);
+        let (status, _) =
+            client.call_json("send_message", &[("conversation_id", &id), ("content", "Hello there")]).await;
+        assert_eq!(status, 200);
+        assert_eq!(client.settled_conversation(&id).await["title"], chosen);
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_conversation_is_renamed_and_deleted_by_its_owner_only() {
     let provider = GatedProvider::new();
     let server = TestServer::start_with(provider.clone()).await;

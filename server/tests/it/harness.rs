@@ -65,11 +65,13 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         mcp: None,
         attachment_limit: server::config::DEFAULT_ATTACHMENT_LIMIT_MIB * 1024 * 1024,
         waiting_expiry: server::config::DEFAULT_WAITING_EXPIRY,
+        reminder_after: None,
         json_logs: false,
         // Tests sign many clients in as one user from one address; `accounts.rs` tests the limit.
         login_attempts: std::num::NonZeroU32::new(100_000).unwrap(),
         session_length: Duration::from_secs(14 * 86_400),
         metrics_token: None,
+        mail: None,
         public_url: None,
         trusted_proxies: Default::default(),
     }

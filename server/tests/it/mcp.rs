@@ -267,6 +267,14 @@ async fn an_mcp_server_killed_while_its_question_waits_withdraws_the_question() 
     assert!(status == 409 || status == 422, "nothing is answered after: {status} {body}");
     let results = texts(&conversation).iter().filter(|text| text.starts_with("Noted.")).count();
     assert_eq!(results, 1, "the call ended once: {conversation}");
+    // On the record as withdrawn by the tool, with the question's tool and why.
+    let rows = server.store().audit_rows(&server::audit::Filter::default(), 100, 0).await.unwrap();
+    let withdrawn: Vec<_> =
+        rows.iter().filter(|row| row.conversation_id == id && row.action == server::audit::Action::Withdrawn).collect();
+    assert_eq!(withdrawn.len(), 1, "{rows:?}");
+    assert_eq!(withdrawn[0].tools, ["everything.trigger-elicitation-request"]);
+    assert!(withdrawn[0].reason.as_deref().is_some_and(|reason| !reason.is_empty()), "{rows:?}");
+    assert_eq!(withdrawn[0].actor_id, None);
     server.stop().await;
 }
 

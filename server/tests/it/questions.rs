@@ -230,6 +230,82 @@ async fn a_form_answer_is_checked_field_by_field() {
     server.stop().await;
 }
 
+/// The sentence a refusal field by field gives for `field`.
+fn sentence_for<'a>(body: &'a Value, field: &str) -> &'a str {
+    let fields = body["fields"].as_array().unwrap_or_else(|| panic!("no fields in {body}"));
+    let problem = fields.iter().find(|problem| problem["field"] == field).unwrap_or_else(|| panic!("{field}: {body}"));
+    problem["message"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn a_form_answer_that_does_not_fit_names_each_field_in_the_readers_language_and_changes_nothing() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let client = server.signed_in("demo").await;
+    let (id, conversation) = asked(&client, "a form please").await;
+    let digest = digest(&conversation);
+
+    let (status, body) = client
+        .call_json(
+            "answer",
+            &[("conversation_id", &id), ("digest", &digest), ("fields[title]", "Home"), ("fields[count]", "three")],
+        )
+        .await;
+    assert_eq!(
+        (status, body),
+        (
+            422,
+            json!({
+                "code": "invalid_answer",
+                "message": "Some answers do not fit the question; see the note beside each field.",
+                "fields": [{ "field": "count", "message": "Enter a whole number." }]
+            })
+        ),
+        "an integer field's own sentence, not the choice's"
+    );
+    // Every field that does not fit is named at once.
+    let (status, body) =
+        client.call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("fields[count]", "2.5")]).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["fields"].as_array().unwrap().len(), 2, "{body}");
+    assert_eq!(sentence_for(&body, "title"), "This field is required.");
+    assert_eq!(sentence_for(&body, "count"), "Enter a whole number.");
+
+    // Nothing was recorded: the question still waits, as it was.
+    let (_, after) = client.conversation(&id).await;
+    assert_eq!(after["status"], "awaiting_input", "{after}");
+    assert_eq!(after["question"]["digest"], digest.as_str());
+    assert_eq!(texts(&after), texts(&conversation));
+    assert!(server.store().conversation(&id).await.unwrap().unwrap().recorded.is_none());
+
+    // In the reader's language, and the same list on the JSON route.
+    let (status, _) = client.call_json("set_language", &[("language", "de")]).await;
+    assert_eq!(status, 200);
+    let (status, body) = client
+        .call_json(
+            "answer",
+            &[("conversation_id", &id), ("digest", &digest), ("fields[title]", "Home"), ("fields[count]", "drei")],
+        )
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(sentence_for(&body, "count"), "Bitte eine ganze Zahl eingeben.");
+    let url = format!("{}/ai-chat/conversations/input", server.base);
+    let response = client
+        .http
+        .post(&url)
+        .json(&json!({ "conversation_id": id, "turn_digest": digest, "fields": { "title": "Home", "count": 1.5 } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["code"], "invalid_answer");
+    assert_eq!(body["fields"], json!([{ "field": "count", "message": "Bitte eine ganze Zahl eingeben." }]));
+    let (_, after) = client.conversation(&id).await;
+    assert_eq!(after["status"], "awaiting_input", "{after}");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_question_the_chat_cannot_show_says_so_and_takes_no_answer() {
     let effects = Effects::default();

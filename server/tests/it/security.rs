@@ -195,6 +195,9 @@ async fn every_page_and_api_answers_with_the_security_headers() {
         "/pages".into(),
         "/account".into(),
         "/admin".into(),
+        // Shows the next webhook's secret: never cached.
+        "/admin/webhooks".into(),
+        "/audit".into(),
         "/no-such-page".into(),
     ] {
         let response = client.http.get(format!("{}{path}", server.base)).send().await.unwrap();
