@@ -28,8 +28,8 @@ use scenarios::Report;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The names `--only` takes.
-const SCENARIOS: [&str; 9] =
-    ["memory", "continuation", "streaming", "browser", "load", "poll", "first-load", "ssr", "growth"];
+const SCENARIOS: [&str; 11] =
+    ["wasm", "memory", "continuation", "streaming", "browser", "load", "outbox", "poll", "first-load", "ssr", "growth"];
 
 /// Measures Tourguide against its limit references and writes the report.
 #[derive(clap::Parser)]
@@ -95,7 +95,10 @@ async fn measure() {
     raise_open_file_limit();
     let mut report = Report::new();
     report.machine();
-    report.wasm(&args.site, &args.wasm_reference, &args.wasm_note);
+    // A scenario of its own, so `--only` runs without the WASM reference built.
+    if args.wants("wasm") {
+        report.wasm(&args.site, &args.wasm_reference, &args.wasm_note);
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let (model, model_url) = model::Model::start().await;
@@ -104,7 +107,7 @@ async fn measure() {
     let reference_dir = tempfile::tempdir().unwrap();
     let reference = reference::Reference::start(
         reference_dir.path(),
-        scenarios::RUNS * scenarios::THROUGHPUT_ANSWERS,
+        scenarios::REFERENCE_ANSWERS,
         scenarios::POLLED_HISTORY + 1,
         scenarios::LONG_CONVERSATION,
     )
@@ -163,6 +166,10 @@ async fn measure() {
             None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
         }
     }
+    if args.wants("outbox") {
+        eprintln!("audit and outbox rows on answers");
+        scenarios::outbox_cost(&mut report, &reference).await;
+    }
     // `load` measures the polls too; `poll` alone is for trying a change to them.
     if args.wants("poll") && !args.wants("load") {
         eprintln!("poll throughput");
@@ -208,6 +215,10 @@ mod tests {
         let some = Args::try_parse_from(["bench", "--only", "first-load,poll"]).unwrap();
         assert!(some.wants("first-load") && some.wants("poll") && !some.wants("load"));
         assert!(Args::try_parse_from(["bench", "--only", "firstload"]).is_err());
+        // A partial run measures just what it names: not the WASM, whose reference it may not have built.
+        let outbox = Args::try_parse_from(["bench", "--only", "outbox"]).unwrap();
+        assert!(outbox.wants("outbox") && !outbox.wants("wasm") && !outbox.wants("load"));
+        assert!(Args::try_parse_from(["bench"]).unwrap().wants("wasm"));
         assert_eq!(Args::try_parse_from(["bench"]).unwrap().out(), PathBuf::from("bench/RESULTS.md"));
     }
 }

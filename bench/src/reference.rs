@@ -4,7 +4,8 @@
 //!
 //! - answer: the session check, the conversation and the run's pause read, then one transaction
 //!   with the conversation's guarded UPDATE, the answer's line and the job. No digest or schema
-//!   check, no view, no worker.
+//!   check, no view, no worker. Audited: the same, with the audit row and the webhook outbox row
+//!   an answer from the chat records, in the same transaction, in the store's SQL.
 //! - fast poll: the session, the conversation row and its message count in one statement, on the
 //!   request's own thread (as Tourguide's poll reads them, `db::Here`); a fixed JSON answer.
 //! - full poll: that statement, then the conversation row and its messages in one read transaction,
@@ -17,7 +18,7 @@
 //! process: the load generator shares the cores with it as it does with the server.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -25,7 +26,9 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use db::{on, on_read, Db, Location};
+use runtime::{AskChoiceTool, Tool, ASK_CHOICE};
 use serde::Deserialize;
+use server::audit::{Action, Entry, Surface};
 
 use crate::scenarios::Load;
 use crate::stats::bounded;
@@ -60,10 +63,61 @@ async fn session_user(db: &Db, headers: &HeaderMap) -> Result<Option<i64>, sqlx:
         .await)
 }
 
-async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<AnswerForm>) -> StatusCode {
+/// Which answer the reference does: its database work as before issue 39, or with the audit row
+/// and the outbox row every answer has written since.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Bare,
+    Audited,
+}
+
+impl Answer {
+    fn path(self) -> &'static str {
+        match self {
+            Answer::Bare => "/answer",
+            Answer::Audited => "/answer-audited",
+        }
+    }
+}
+
+const JOB: &str = "INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'turn', $2)";
+
+/// The job, then the audit row and its outbox event in the store's own text
+/// (`server::store::sqlite_audit_statements`), as its batch runs them after the job: the
+/// conversation is `$1`, the entry's values from `$3` on (the reference's transaction has already
+/// given up unless its UPDATE hit, so there is no guard). One round trip to the writer, as the
+/// job's alone is: Tourguide's answer sends the rows in the batch it sends anyway.
+static AUDITED_JOB: LazyLock<String> = LazyLock::new(|| {
+    let (audit, outbox) = server::store::sqlite_audit_statements(3, "FROM conversations c WHERE c.id = $1", "");
+    format!("{JOB}; {audit}; {outbox};")
+});
+
+/// What the audit row keeps of the question (`Entry::with_question`): `ask_choice`'s schema for a
+/// question the size of the bench's (`model.rs`).
+static QUESTION: LazyLock<serde_json::Value> = LazyLock::new(|| {
+    let arguments =
+        serde_json::json!({ "question": "Go ahead with load-0-0?", "options": ["yes-load-0-0", "no-load-0-0"] });
+    let schema = AskChoiceTool.input_schema_for(&arguments).expect("a valid question").expect("ask_choice asks");
+    serde_json::json!([{ "tool": ASK_CHOICE, "schema": schema }])
+});
+
+async fn answer(state: State<Db>, headers: HeaderMap, form: Form<AnswerForm>) -> StatusCode {
+    answer_with(state, headers, form, Answer::Bare).await
+}
+
+async fn answer_audited(state: State<Db>, headers: HeaderMap, form: Form<AnswerForm>) -> StatusCode {
+    answer_with(state, headers, form, Answer::Audited).await
+}
+
+async fn answer_with(
+    State(db): State<Db>,
+    headers: HeaderMap,
+    Form(form): Form<AnswerForm>,
+    work: Answer,
+) -> StatusCode {
     let now = db::now();
     // Reads on the read pool, the transaction on the writer, as Tourguide's stores do.
-    let read: Result<Result<i64, StatusCode>, sqlx::Error> = on_read!(&db, pool => async {
+    let read: Result<Result<(i64, String), StatusCode>, sqlx::Error> = on_read!(&db, pool => async {
         let Some(user) = session_user(&db, &headers).await? else { return Ok(Err(StatusCode::UNAUTHORIZED)) };
         let run: Option<Option<String>> =
             sqlx::query_scalar("SELECT run_id FROM conversations WHERE id = $1 AND user_id = $2 AND status = 'awaiting_input'")
@@ -79,11 +133,11 @@ async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<Answe
         if pause.flatten().is_none() {
             return Ok(Err(StatusCode::CONFLICT));
         }
-        Ok(Ok(user))
+        Ok(Ok((user, run)))
     }
     .await);
-    let user = match read {
-        Ok(Ok(user)) => user,
+    let (user, run) = match read {
+        Ok(Ok(read)) => read,
         Ok(Err(status)) => return status,
         Err(_) => return StatusCode::INTERNAL_SERVER_ERROR,
     };
@@ -115,11 +169,37 @@ async fn answer(State(db): State<Db>, headers: HeaderMap, Form(form): Form<Answe
         .bind(now)
         .execute(&mut *tx)
         .await?;
-        sqlx::query("INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'turn', $2)")
-            .bind(&form.conversation_id)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
+        match work {
+            Answer::Bare => {
+                sqlx::query(JOB).bind(&form.conversation_id).bind(now).execute(&mut *tx).await?;
+            }
+            Answer::Audited => {
+                // The entry an answer from the chat records (`audit::answer_entry`), bound as the
+                // store binds it (`Prepared`); its run is the reference's own, not a UUID.
+                let mut entry = Entry::new(Action::Answered, Surface::Chat, Some(user), None);
+                entry.tools = vec![ASK_CHOICE.to_string()];
+                entry.arguments = Some(QUESTION.clone());
+                entry.answer = Some(form.choice.clone());
+                sqlx::query(sqlx::AssertSqlSafe(AUDITED_JOB.as_str()))
+                    .bind(&form.conversation_id)
+                    .bind(now)
+                    .bind(now)
+                    .bind(entry.action.as_str())
+                    .bind(entry.actor)
+                    .bind(&run)
+                    .bind(entry.surface.as_str())
+                    .bind(entry.tools_text())
+                    .bind(entry.arguments.as_ref().map(ToString::to_string))
+                    .bind(entry.arguments_run.as_ref().map(ToString::to_string))
+                    .bind(&entry.preview)
+                    .bind(&entry.answer)
+                    .bind(&entry.reason)
+                    .bind(entry.event_id.to_string())
+                    .bind(entry.action.webhook_kind())
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
         tx.commit().await?;
         Ok(StatusCode::OK)
     }
@@ -282,6 +362,7 @@ async fn seed(db: &Db, count: usize) {
 pub struct Reference {
     base: String,
     http: reqwest::Client,
+    location: Location,
 }
 
 /// The conversation the poll references read, and the one the page reference shows.
@@ -294,10 +375,11 @@ impl Reference {
     pub async fn start(dir: &Path, answers: usize, polled: usize, long: usize) -> Reference {
         let location = Location::Sqlite(dir.join("reference.db"));
         let (ready, address) = tokio::sync::oneshot::channel();
+        let served = location.clone();
         std::thread::spawn(move || {
             let executor = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
             executor.block_on(async move {
-                let db = Db::open(&location).await.expect("the reference database opens");
+                let db = Db::open(&served).await.expect("the reference database opens");
                 for migrations in [server::store::migrations(), runtime::migrations()] {
                     db.migrate(&migrations).await.expect("the reference schema");
                 }
@@ -305,7 +387,8 @@ impl Reference {
                 seed_conversation(&db, POLLED, "processing", polled).await;
                 seed_conversation(&db, LONG, "idle", long).await;
                 let app = Router::new()
-                    .route("/answer", post(answer))
+                    .route(Answer::Bare.path(), post(answer))
+                    .route(Answer::Audited.path(), post(answer_audited))
                     .route("/poll", get(poll))
                     .route("/page", get(page))
                     .with_state(db);
@@ -315,13 +398,29 @@ impl Reference {
             });
         });
         let base = format!("http://{}", address.await.expect("the reference server starts"));
-        Reference { base, http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap() }
+        Reference { base, http: reqwest::Client::builder().pool_max_idle_per_host(64).build().unwrap(), location }
+    }
+
+    /// The audit rows of answers and the outbox events about the reference's user written so far:
+    /// an `INSERT … SELECT` whose source matched nothing would write neither, without an error.
+    pub async fn audited_rows(&self) -> (i64, i64) {
+        let db = Db::open(&self.location).await.expect("the reference database opens");
+        let counts: (i64, i64) = on_read!(&db, pool => sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM audit_log WHERE action = 'answered' AND owner_name = 'reference'),
+                    (SELECT COUNT(*) FROM webhook_outbox WHERE kind = 'run.decided'
+                        AND json_extract(payload, '$.owner') = 'reference' AND json_extract(payload, '$.decision') = 'answered')",
+        )
+        .fetch_one(pool)
+        .await)
+        .expect("the rows are counted");
+        db.close().await;
+        counts
     }
 
     /// The waiting conversations `first..first + count` answered once each, `concurrency` at a
-    /// time.
-    pub async fn answer_load(&self, first: usize, count: usize, concurrency: usize) -> Load {
-        let (http, url) = (self.http.clone(), Arc::new(format!("{}/answer", self.base)));
+    /// time, with the database work of `work`.
+    pub async fn answer_load(&self, work: Answer, first: usize, count: usize, concurrency: usize) -> Load {
+        let (http, url) = (self.http.clone(), Arc::new(format!("{}{}", self.base, work.path())));
         let (sample, elapsed) = bounded(count, concurrency, move |i| {
             let (http, url, n) = (http.clone(), url.clone(), first + i);
             async move {

@@ -1675,6 +1675,8 @@ impl Store {
 }
 
 mod audit;
+/// For the bench's answer reference, which writes an answer's audit and outbox rows as the store does.
+pub use audit::sqlite_statements as sqlite_audit_statements;
 
 mod inbox;
 pub use inbox::RunDecision;

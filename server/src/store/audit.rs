@@ -115,19 +115,34 @@ fn outbox_sql(backend: Backend, first: usize, source: &str) -> String {
     )
 }
 
+/// The audit INSERT and its outbox INSERT as SQLite runs them one after the other: the audit row
+/// for the conversation `c` of `conversation` (a FROM clause), then the event for the row just
+/// inserted, if `guard` (a condition, may be empty) holds. Values from `$first` on: the entry's
+/// eleven (at, action, actor, run, surface, tools, arguments, arguments as run, preview, answer,
+/// reason), then the event's id and kind. Public so the bench's answer reference writes an
+/// answer's rows with this very text.
+pub fn sqlite_statements(first: usize, conversation: &str, guard: &str) -> (String, String) {
+    let outbox = outbox_sql(
+        Backend::Sqlite,
+        first + ENTRY_ARGS,
+        &format!("FROM audit_log a WHERE a.id = last_insert_rowid(){guard}"),
+    );
+    (insert_sql(first, conversation), outbox)
+}
+
 /// A guarded write's audit step on SQLite (the claimed conversation is in `temp.claimed`):
 /// the statements and their values from `$first` on.
 pub(super) fn batch_step<'a>(prepared: &'a Prepared, first: usize, at: i64) -> (String, Vec<Arg<'a>>) {
-    let mut sql = insert_sql(first, "FROM conversations c WHERE c.id IN (SELECT id FROM temp.claimed)");
-    sql.push(';');
+    // Only when the audit row went in: `last_insert_rowid()` keeps an older row's id otherwise.
+    let (insert, outbox) = sqlite_statements(
+        first,
+        "FROM conversations c WHERE c.id IN (SELECT id FROM temp.claimed)",
+        " AND EXISTS (SELECT 1 FROM temp.claimed)",
+    );
+    let mut sql = insert + ";";
     let mut args = prepared.args(at);
     if let Some(kind) = prepared.kind {
-        // Only when the audit row went in: `last_insert_rowid()` keeps an older row's id otherwise.
-        sql.push_str(&outbox_sql(
-            Backend::Sqlite,
-            first + ENTRY_ARGS,
-            "FROM audit_log a WHERE a.id = last_insert_rowid() AND EXISTS (SELECT 1 FROM temp.claimed)",
-        ));
+        sql.push_str(&outbox);
         sql.push(';');
         args.extend([Arg::Text(&prepared.event_id), Arg::Text(kind)]);
     }
