@@ -24,11 +24,13 @@ use leptos_router::{path, SsrMode};
 use crate::i18n::{Lang, Text};
 use crate::pages::account::AccountPage;
 use crate::pages::admin::AdminPage;
+use crate::pages::audit::AuditPage;
 use crate::pages::chat::ChatPage;
 use crate::pages::content::{ContentPage, PagesPage};
 use crate::pages::inbox::InboxPage;
 use crate::pages::login::LoginPage;
 use crate::pages::tools::ToolsPage;
+use crate::pages::webhooks::WebhooksPage;
 
 /// The built files a page loads, named once per process by the server. Leptos'
 /// `HashedStylesheet` and `HydrationScripts` would read the build's hash file from disk again for
@@ -51,7 +53,7 @@ impl SiteFiles {
         // islands this app does not have; then the mark that tests and scripts wait for before
         // they click (a click on markup not hydrated yet would be a plain form post).
         let hydrate = format!(
-            "import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => {{\
+            "{PAGE_SCRIPT}import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => {{\
              mod.hydrate();\
              for (const island of document.querySelectorAll('leptos-island')) {{\
              const hydrate = mod[island.dataset.component];\
@@ -63,6 +65,27 @@ impl SiteFiles {
         SiteFiles { stylesheet: stylesheet.into(), script: script.into(), wasm: wasm.into(), hydrate: hydrate.into() }
     }
 }
+
+/// What every page does in plain JS, before the WASM loads and without it: the theme the reader
+/// chose in this browser (`data-theme` on `<html>`; none chosen, or no JS, leaves the system's,
+/// `prefers-color-scheme` in the stylesheet), the choice on /account (hidden until this shows
+/// it), and Escape, which closes the open `<details>` menu or message editor around the focus.
+/// Here and not in the WASM, which is near its size budget; here and not in an inline script of
+/// its own, which the CSP would need another nonce for. A storage that throws (blocked by the
+/// browser) leaves the system's theme and must not stop the hydration after it.
+const PAGE_SCRIPT: &str = "try{const root=document.documentElement,theme=localStorage.getItem('tourguide-theme');\
+if(theme)root.dataset.theme=theme;\
+const choice=document.querySelector('.theme-choice');\
+if(choice){choice.hidden=false;\
+for(const input of choice.querySelectorAll('input'))input.checked=input.value===(theme||'system');\
+choice.addEventListener('change',event=>{const value=event.target.value;\
+if(value==='system'){localStorage.removeItem('tourguide-theme');delete root.dataset.theme}\
+else{localStorage.setItem('tourguide-theme',value);root.dataset.theme=value}})}}catch(error){}\
+document.addEventListener('keydown',event=>{if(event.key!=='Escape'||!event.target.closest)return;\
+const editor=event.target.closest('.edit-form');\
+if(editor){editor.querySelector('.edit-actions a')?.click();return}\
+const menu=event.target.closest('details[open]');\
+if(menu){menu.open=false;menu.querySelector('summary')?.focus()}});";
 
 pub fn shell(options: LeptosOptions, files: SiteFiles) -> impl IntoView {
     // Islands: only what an `#[island]` renders is hydrated, so only that writes hydration data
@@ -136,7 +159,9 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/tools") view=ToolsPage ssr=SsrMode::Async/>
                 <Route path=path!("/runs") view=InboxPage ssr=SsrMode::Async/>
                 <Route path=path!("/admin") view=AdminPage ssr=SsrMode::Async/>
+                <Route path=path!("/admin/webhooks") view=WebhooksPage ssr=SsrMode::Async/>
                 <Route path=path!("/account") view=AccountPage ssr=SsrMode::Async/>
+                <Route path=path!("/audit") view=AuditPage ssr=SsrMode::Async/>
             </Routes>
         </Router>
     }

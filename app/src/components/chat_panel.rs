@@ -93,6 +93,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: P
         }
     });
     let poll = RwSignal::new(0u64);
+    let uploads = Uploads { refused: RwSignal::new(None), sending: RwSignal::new(false), reload: poll, lang };
     let changed = use_context::<ConversationChanged>();
     let live = RwSignal::new(false);
     let fast_polls = StoredValue::new(0u64);
@@ -108,8 +109,10 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: P
             (
                 conversation_id.get(),
                 send.version().get(),
-                answer.version().get(),
-                decide.version().get(),
+                // Not after answers or edits refused field by field: the form or card keeps what
+                // was typed, beside the sentences.
+                answer.changes().get(),
+                decide.changes().get(),
                 retry.version().get(),
                 rename.version().get(),
                 stop.version().get(),
@@ -197,7 +200,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: P
                                     editing
                                     remove
                                     draft
-                                    reload=poll
+                                    uploads
                                 />
                             }
                                 .into_any()
@@ -210,7 +213,7 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: P
                 })}
             </Transition>
             {action_error}
-            {move || conversation_id.get().map(|id| view! { <Composer conversation_id=id send/> })}
+            {move || conversation_id.get().map(|id| view! { <Composer conversation_id=id send answer uploads/> })}
         </div>
     }
 }
@@ -228,7 +231,7 @@ fn Conversation(
     editing: RwSignal<Option<i64>>,
     remove: FormAction,
     draft: RwSignal<Option<LiveDraft>>,
-    reload: RwSignal<u64>,
+    uploads: Uploads,
 ) -> impl IntoView {
     let lang = use_lang();
     let id = conversation.id.clone();
@@ -346,7 +349,7 @@ fn Conversation(
         {conversation.card.map(|card| view! { <ApprovalCard conversation_id=card_id card decide/> })}
         {(!working)
             .then(|| {
-                view! { <AttachBar conversation_id=attach_id pending=pending limit_mib=limit_mib remove reload/> }
+                view! { <AttachBar conversation_id=attach_id pending=pending limit_mib=limit_mib remove uploads/> }
             })}
         {failed
             .then(|| {
@@ -530,31 +533,48 @@ fn AttachmentList(files: Vec<AttachmentView>) -> impl IntoView {
     }
 }
 
-/// Files for the next message: the ones attached so far, and a multipart form for another. Without
-/// the WASM it is a plain form (the server sends the page back, or a page with the refusal); with
-/// it the file goes by `fetch`, and a refusal shows here, beside the form.
+/// Files for the next message: the ones attached so far, as chips with a remove button, and a
+/// multipart form for another. Without the WASM it is a plain form (the server sends the page back,
+/// or a page with the refusal); with it a chosen file goes by `fetch` at once, its own button gone,
+/// and a refusal shows here, beside the form. The paperclip is the file input's label, so it opens
+/// the chooser either way.
 #[component]
 fn AttachBar(
     conversation_id: String,
     pending: Vec<AttachmentView>,
     limit_mib: u32,
     remove: FormAction,
-    reload: RwSignal<u64>,
+    uploads: Uploads,
 ) -> impl IntoView {
     let lang = use_lang();
-    let refused = RwSignal::new(None::<String>);
-    let sending = RwSignal::new(false);
+    let Uploads { refused, sending, .. } = uploads;
     let on_submit = move |event: leptos::ev::SubmitEvent| {
         #[cfg(feature = "hydrate")]
         {
             use wasm_bindgen::JsCast;
             event.prevent_default();
             if let Some(form) = event.target().and_then(|target| target.dyn_into::<web_sys::HtmlFormElement>().ok()) {
-                upload(form, Upload { refused, sending, reload, lang });
+                uploads.send_form(form);
             }
         }
         #[cfg(not(feature = "hydrate"))]
-        let _ = (event, reload);
+        let _ = (event, uploads);
+    };
+    let on_change = move |event: leptos::ev::Event| {
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            let form = event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                .and_then(|input| input.closest("form").ok().flatten())
+                .and_then(|form| form.dyn_into::<web_sys::HtmlFormElement>().ok());
+            if let Some(form) = form {
+                uploads.send_form(form);
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = event;
     };
     let input_id = format!("attach-{conversation_id}");
     let listed = (!pending.is_empty()).then(|| {
@@ -562,19 +582,22 @@ fn AttachBar(
         view! {
             <div class="pending-attachments">
                 <span class="hint">{lang.t(Text::AttachedForNext)}</span>
-                <ul class="attachments">
+                <ul class="attachments chips">
                     {pending
                         .into_iter()
                         .map(|file| {
                             let owner = conversation_id.clone();
+                            let remove_label = format!("{} {}", lang.t(Text::Remove), file.file_name);
                             view! {
-                                <li class="attachment">
-                                    <span>{file.file_name}</span>
-                                    <span class="meta">{format!(" · {}", size_label(file.size))}</span>
+                                <li class="attachment chip">
+                                    <span class="name">{file.file_name}</span>
+                                    <span class="meta">{size_label(file.size)}</span>
                                     <PostForm action=remove class="remove-attachment">
                                         <input type="hidden" name="conversation_id" value=owner/>
                                         <input type="hidden" name="attachment_id" value=file.id.to_string()/>
-                                        <button type="submit">{lang.t(Text::Remove)}</button>
+                                        <button type="submit" aria-label=remove_label.clone() title=remove_label>
+                                            "×"
+                                        </button>
                                     </PostForm>
                                 </li>
                             }
@@ -594,74 +617,120 @@ fn AttachBar(
                 action=format!("/ai-chat/conversations/{conversation_id}/attachments")
                 on:submit=on_submit
             >
-                <label for=input_id.clone()>{lang.t(Text::Attach)}</label>
-                <input id=input_id type="file" name="file" required accept=".pdf,.docx,.xlsx,.txt,.md,.markdown"/>
+                <input
+                    id=input_id.clone()
+                    class="visually-hidden"
+                    type="file"
+                    name="file"
+                    required
+                    accept=".pdf,.docx,.xlsx,.txt,.md,.markdown"
+                    on:change=on_change
+                />
+                <label for=input_id class="attach-button" class:sending=move || sending.get()>
+                    <svg aria-hidden="true" viewBox="0 0 24 24" width="18" height="18">
+                        <path d="M21 11.5l-8.5 8.5a5 5 0 0 1-7-7l9-9a3.5 3.5 0 0 1 5 5l-9 9a2 2 0 0 1-3-3l8-8"></path>
+                    </svg>
+                    <span>{lang.t(Text::Attach)}</span>
+                </label>
                 <span class="hint">{format!("{} {limit_mib} MiB", lang.t(Text::AttachHint))}</span>
-                <button type="submit" disabled=move || sending.get()>{lang.t(Text::Attach)}</button>
+                <button type="submit" class="attach-submit" disabled=move || sending.get()>{lang.t(Text::Attach)}</button>
             </form>
             {move || refused.get().map(|sentence| view! { <p class="error" role="alert">{sentence}</p> })}
         </div>
     }
 }
 
-#[cfg(feature = "hydrate")]
+/// The state of uploads in one panel, shared by the attach form and the composer (a file dropped
+/// or pasted there): the last refusal, whether one is on its way, and the tick that reloads the
+/// conversation (which lists a stored file).
 #[derive(Clone, Copy)]
-struct Upload {
+// The server draws the forms but never sends a file.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+struct Uploads {
     refused: RwSignal<Option<String>>,
     sending: RwSignal<bool>,
     reload: RwSignal<u64>,
     lang: crate::i18n::Lang,
 }
 
-/// Sends the form's file as the plain form would, asking for JSON back: a stored file reloads the
-/// conversation (which lists it), a refused one shows the server's sentence.
 #[cfg(feature = "hydrate")]
-fn upload(form: web_sys::HtmlFormElement, upload: Upload) {
+impl Uploads {
+    /// Sends the form's file as the plain form would; the form is emptied once it is stored.
+    fn send_form(self, form: web_sys::HtmlFormElement) {
+        let Ok(data) = web_sys::FormData::new_with_form(&form) else { return };
+        self.send(form.action(), vec![data], Some(form));
+    }
+
+    /// Sends dropped or pasted files, one request each, to the route the plain form posts to.
+    fn send_files(self, action: String, files: Option<web_sys::FileList>) {
+        let parts: Vec<_> = (0..files.as_ref().map_or(0, |files| files.length()))
+            .filter_map(|index| files.as_ref()?.get(index))
+            .filter_map(|file| {
+                let data = web_sys::FormData::new().ok()?;
+                data.append_with_blob_and_filename("file", &file, &file.name()).ok()?;
+                Some(data)
+            })
+            .collect();
+        if !parts.is_empty() {
+            self.send(action, parts, None);
+        }
+    }
+
+    /// Posts each part in turn asking for JSON back: every stored file reloads the conversation, a
+    /// refused one shows the server's sentence and stops the rest.
+    fn send(self, action: String, parts: Vec<web_sys::FormData>, form: Option<web_sys::HtmlFormElement>) {
+        self.sending.set(true);
+        leptos::task::spawn_local(async move {
+            let mut refusal = None;
+            for data in parts {
+                if let Err(sentence) = post_file(&action, &data, self.lang).await {
+                    refusal = Some(sentence);
+                    break;
+                }
+                self.reload.update(|tick| *tick += 1);
+            }
+            self.sending.set(false);
+            if let (None, Some(form)) = (&refusal, form) {
+                form.reset();
+            }
+            self.refused.set(refusal);
+        });
+    }
+}
+
+/// One file to the upload route: `Ok` once stored, else the sentence to show.
+#[cfg(feature = "hydrate")]
+async fn post_file(action: &str, data: &web_sys::FormData, lang: crate::i18n::Lang) -> Result<(), String> {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    let transport = upload.lang.t(Text::ErrorTransport).to_string();
+    let transport = || lang.t(Text::ErrorTransport).to_string();
     let request = (|| {
-        let data = web_sys::FormData::new_with_form(&form).ok()?;
         let headers = web_sys::Headers::new().ok()?;
         headers.set("accept", "application/json").ok()?;
         let init = web_sys::RequestInit::new();
         init.set_method("POST");
-        init.set_body(&data);
+        init.set_body(data);
         init.set_headers(&headers);
-        web_sys::Request::new_with_str_and_init(&form.action(), &init).ok()
+        web_sys::Request::new_with_str_and_init(action, &init).ok()
     })();
-    let Some(request) = request else {
-        upload.refused.set(Some(transport));
-        return;
+    let window = web_sys::window().ok_or_else(transport)?;
+    let response = JsFuture::from(window.fetch_with_request(&request.ok_or_else(transport)?))
+        .await
+        .ok()
+        .and_then(|response| response.dyn_into::<web_sys::Response>().ok())
+        .ok_or_else(transport)?;
+    if response.ok() {
+        return Ok(());
+    }
+    let body = match response.text() {
+        Ok(promise) => JsFuture::from(promise).await.ok().and_then(|text| text.as_string()),
+        Err(_) => None,
     };
-    upload.sending.set(true);
-    leptos::task::spawn_local(async move {
-        let Some(window) = web_sys::window() else { return };
-        let response = JsFuture::from(window.fetch_with_request(&request))
-            .await
-            .ok()
-            .and_then(|response| response.dyn_into::<web_sys::Response>().ok());
-        upload.sending.set(false);
-        let Some(response) = response else {
-            upload.refused.set(Some(transport));
-            return;
-        };
-        if response.ok() {
-            upload.refused.set(None);
-            form.reset();
-            upload.reload.update(|tick| *tick += 1);
-            return;
-        }
-        let body = match response.text() {
-            Ok(promise) => JsFuture::from(promise).await.ok().and_then(|text| text.as_string()),
-            Err(_) => None,
-        };
-        let sentence = body
-            .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
-            .and_then(|value| value["error"].as_str().map(str::to_string));
-        upload.refused.set(Some(sentence.unwrap_or(transport)));
-    });
+    let sentence = body
+        .and_then(|body| serde_json::from_str::<serde_json::Value>(&body).ok())
+        .and_then(|value| value["error"].as_str().map(str::to_string));
+    Err(sentence.unwrap_or_else(transport))
 }
 
 /// "Edit" on one of the reader's messages: the text in a box, sent again as the new turn from
@@ -703,33 +772,109 @@ fn MessageEditor(
 }
 
 #[component]
-fn Composer(conversation_id: String, send: FormAction) -> impl IntoView {
+fn Composer(conversation_id: String, send: FormAction, answer: FormAction, uploads: Uploads) -> impl IntoView {
     let lang = use_lang();
-    let textarea = NodeRef::<leptos::html::Textarea>::new();
-    // A sent message leaves the box empty; a refused one keeps the text so nothing is lost.
-    Effect::new(move |_| {
-        if let Some(Ok(())) = send.value().get() {
-            if let Some(element) = textarea.get() {
-                element.set_value("");
+    // A file dropped on the composer or pasted into its box is attached as the paperclip would.
+    let upload_to = StoredValue::new(format!("/ai-chat/conversations/{conversation_id}/attachments"));
+    let on_drop = move |event: leptos::ev::DragEvent| {
+        event.prevent_default();
+        #[cfg(feature = "hydrate")]
+        uploads.send_files(upload_to.get_value(), event.data_transfer().and_then(|data| data.files()));
+    };
+    let on_paste = move |event: leptos::ev::ClipboardEvent| {
+        #[cfg(feature = "hydrate")]
+        {
+            let files = event.clipboard_data().and_then(|data| data.files()).filter(|files| files.length() > 0);
+            if files.is_some() {
+                event.prevent_default();
+                uploads.send_files(upload_to.get_value(), files);
             }
         }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (event, uploads, upload_to);
+    };
+    let textarea = NodeRef::<leptos::html::Textarea>::new();
+    // Send waits for text. False until the WASM has read the box: the page's own button (and a
+    // post without WASM, which the box's `required` guards) is never disabled.
+    let empty = RwSignal::new(false);
+    // A sent message leaves the box empty and the reader in it; a refused one keeps the text so
+    // nothing is lost. Only a post made since the box was drawn counts.
+    Effect::new(move |seen: Option<usize>| {
+        let version = send.version().get();
+        if let Some(element) = textarea.get() {
+            if seen.is_some_and(|seen| seen != version) && matches!(send.value().get_untracked(), Some(Ok(()))) {
+                element.set_value("");
+                let _ = element.focus();
+            }
+            empty.set(element.value().trim().is_empty());
+        }
+        version
+    });
+    // An answered question's buttons or form go away with it: the reader goes on typing here.
+    Effect::new(move |seen: Option<usize>| {
+        let version = answer.version().get();
+        if seen.is_some_and(|seen| seen != version) && matches!(answer.value().get_untracked(), Some(Ok(()))) {
+            if let Some(element) = textarea.get_untracked() {
+                let _ = element.focus();
+            }
+        }
+        version
     });
     let input_id = format!("composer-{conversation_id}");
     view! {
-        <PostForm action=send class="composer">
-            <input type="hidden" name="conversation_id" value=conversation_id/>
-            <label class="visually-hidden" for=input_id.clone()>{lang.t(Text::Message)}</label>
-            <textarea
-                id=input_id
-                name="content"
-                node_ref=textarea
-                rows="3"
-                required
-                placeholder=lang.t(Text::MessagePlaceholder)
-            ></textarea>
-            <button type="submit" class="primary" disabled=move || send.pending().get()>{lang.t(Text::Send)}</button>
-        </PostForm>
+        <div class="drop-zone" on:dragover=|event: leptos::ev::DragEvent| event.prevent_default() on:drop=on_drop>
+            <PostForm action=send class="composer">
+                <input type="hidden" name="conversation_id" value=conversation_id/>
+                <label class="visually-hidden" for=input_id.clone()>{lang.t(Text::Message)}</label>
+                <textarea
+                    id=input_id
+                    name="content"
+                    node_ref=textarea
+                    rows="3"
+                    required
+                    placeholder=lang.t(Text::MessagePlaceholder)
+                    on:input=move |_| {
+                        if let Some(element) = textarea.get_untracked() {
+                            empty.set(element.value().trim().is_empty());
+                        }
+                    }
+                    on:keydown=move |event| send_on_enter(event, empty, send)
+                    on:paste=on_paste
+                ></textarea>
+                <button type="submit" class="primary" disabled=move || send.pending().get() || empty.get()>
+                    {lang.t(Text::Send)}
+                </button>
+            </PostForm>
+        </div>
     }
+}
+
+/// Enter sends, Shift+Enter breaks the line. A key pressed while an input method composes (its
+/// Enter picks the characters; Chromium reports it as key code 229) never sends.
+fn send_on_enter(event: leptos::ev::KeyboardEvent, empty: RwSignal<bool>, send: FormAction) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+
+        if event.key() != "Enter" || event.shift_key() || event.is_composing() || event.key_code() == 229 {
+            return;
+        }
+        event.prevent_default();
+        if empty.get_untracked() || send.pending().get_untracked() {
+            return;
+        }
+        let form = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest("form").ok().flatten())
+            .and_then(|form| form.dyn_into::<web_sys::HtmlFormElement>().ok());
+        if let Some(form) = form {
+            // As the Send button would: the form's own submit, which `PostForm` hears.
+            let _ = form.request_submit();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (event, empty, send);
 }
 
 /// The last conversation loaded and its messages' digest.

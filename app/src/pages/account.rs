@@ -4,6 +4,9 @@
 use leptos::prelude::*;
 
 use crate::api::{my_sessions, EndOtherSessions, EndSession};
+use crate::components::mail::MailSettings;
+use crate::components::policies::AlwaysAllowed;
+use crate::components::waiting::NotifyToggle;
 use crate::i18n::Text;
 use crate::pages::header::Header;
 use crate::use_lang;
@@ -61,7 +64,38 @@ pub fn AccountPage() -> impl IntoView {
                 <ActionForm action=end_others attr:class="end-others">
                     <button type="submit" class="secondary">{lang.t(Text::SessionEndOthers)}</button>
                 </ActionForm>
+                <ThemeChoice/>
+                <NotifyToggle/>
+                <MailSettings/>
+                <AlwaysAllowed/>
             </main>
         </div>
+    }
+}
+
+/// Light, dark or the system's: kept in this browser and applied by the page's script
+/// (`PAGE_SCRIPT` in the crate root), which also shows the choice; without JS it stays hidden and
+/// the system's setting applies.
+#[component]
+fn ThemeChoice() -> impl IntoView {
+    let lang = use_lang();
+    let option = move |value: &'static str, text: Text| {
+        view! {
+            <label class="check">
+                <input type="radio" name="theme" value=value checked={value == "system"}/>
+                {lang.t(text)}
+            </label>
+        }
+    };
+    view! {
+        <section class="theme-choice" aria-labelledby="theme-title" hidden>
+            <h2 id="theme-title">{lang.t(Text::ThemeHeading)}</h2>
+            <fieldset>
+                <legend>{lang.t(Text::ThemeLead)}</legend>
+                {option("light", Text::ThemeLight)}
+                {option("dark", Text::ThemeDark)}
+                {option("system", Text::ThemeSystem)}
+            </fieldset>
+        </section>
     }
 }

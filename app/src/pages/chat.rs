@@ -32,6 +32,7 @@ fn ChatWorkspace(conversation_id: Option<String>, place: PanelPlace) -> impl Int
     let create = FormAction::new::<CreateConversation>();
     let changed = RwSignal::new(0u64);
     provide_context(ConversationChanged(changed));
+    let list_open = RwSignal::new(false);
 
     // The list's data stays out of the page: the client reads it from the list's markup.
     let conversations = Resource::<ListData, ListCodec>::new_with_options(
@@ -46,23 +47,50 @@ fn ChatWorkspace(conversation_id: Option<String>, place: PanelPlace) -> impl Int
                 <PostForm action=create class="new-conversation">
                     <button type="submit" class="primary">{lang.t(Text::NewConversation)}</button>
                 </PostForm>
-                <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
-                    {move || Suspend::new(async move {
-                        let list = conversations.await;
-                        let current = selected.get();
-                        match list {
-                            Ok(list) => view! { <ConversationList list current/> }.into_any(),
-                            Err(error) => {
-                                view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
-                            }
-                        }
-                    })}
-                </Transition>
+                // On a narrow screen the list waits behind its button (a `<details>`, so it opens
+                // without WASM too); on a wide one the stylesheet shows it open and hides the button.
+                <details class="conversations-toggle" on:toggle=move |event| list_open.set(is_open(&event))>
+                    <summary aria-controls="conversation-list" aria-expanded=move || list_open.get().to_string()>
+                        {lang.t(Text::Conversations)}
+                    </summary>
+                    <div id="conversation-list">
+                        <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
+                            {move || Suspend::new(async move {
+                                let list = conversations.await;
+                                let current = selected.get();
+                                match list {
+                                    Ok(list) => view! { <ConversationList list current/> }.into_any(),
+                                    Err(error) => {
+                                        view! { <p class="error" role="alert">{error.message(lang)}</p> }.into_any()
+                                    }
+                                }
+                            })}
+                        </Transition>
+                    </div>
+                </details>
             </aside>
-            <section class="conversation" aria-label=lang.t(Text::Conversation)>
+            // The page's one `main`: the list beside it is complementary.
+            <main class="conversation" aria-label=lang.t(Text::Conversation)>
                 <ChatPanel conversation_id=selected place/>
-            </section>
+            </main>
         </div>
+    }
+}
+
+/// Whether the `<details>` a toggle event came from is open now.
+fn is_open(event: &leptos::ev::Event) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|details| details.has_attribute("open"))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = event;
+        false
     }
 }
 
