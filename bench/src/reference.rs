@@ -26,7 +26,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use db::{on, on_read, Db, Location};
-use runtime::{AskChoiceTool, Tool, ASK_CHOICE};
+use runtime::ASK_CHOICE;
 use serde::Deserialize;
 use server::audit::{Action, Entry, Surface};
 
@@ -90,15 +90,6 @@ const JOB: &str = "INSERT INTO jobs (conversation_id, kind, created_at) VALUES (
 static AUDITED_JOB: LazyLock<String> = LazyLock::new(|| {
     let (audit, outbox) = server::store::sqlite_audit_statements(3, "FROM conversations c WHERE c.id = $1", "");
     format!("{JOB}; {audit}; {outbox};")
-});
-
-/// What the audit row keeps of the question (`Entry::with_question`): `ask_choice`'s schema for a
-/// question the size of the bench's (`model.rs`).
-static QUESTION: LazyLock<serde_json::Value> = LazyLock::new(|| {
-    let arguments =
-        serde_json::json!({ "question": "Go ahead with load-0-0?", "options": ["yes-load-0-0", "no-load-0-0"] });
-    let schema = AskChoiceTool.input_schema_for(&arguments).expect("a valid question").expect("ask_choice asks");
-    serde_json::json!([{ "tool": ASK_CHOICE, "schema": schema }])
 });
 
 async fn answer(state: State<Db>, headers: HeaderMap, form: Form<AnswerForm>) -> StatusCode {
@@ -174,11 +165,11 @@ async fn answer_with(
                 sqlx::query(JOB).bind(&form.conversation_id).bind(now).execute(&mut *tx).await?;
             }
             Answer::Audited => {
-                // The entry an answer from the chat records (`audit::answer_entry`), bound as the
-                // store binds it (`Prepared`); its run is the reference's own, not a UUID.
+                // The entry an answer from the chat records (`audit::answer_entry`: the tool and the
+                // answer; the question is on the run's `waiting` row), bound as the store binds it
+                // (`Prepared`); its run is the reference's own, not a UUID.
                 let mut entry = Entry::new(Action::Answered, Surface::Chat, Some(user), None);
                 entry.tools = vec![ASK_CHOICE.to_string()];
-                entry.arguments = Some(QUESTION.clone());
                 entry.answer = Some(form.choice.clone());
                 sqlx::query(sqlx::AssertSqlSafe(AUDITED_JOB.as_str()))
                     .bind(&form.conversation_id)
@@ -407,8 +398,8 @@ impl Reference {
         let db = Db::open(&self.location).await.expect("the reference database opens");
         let counts: (i64, i64) = on_read!(&db, pool => sqlx::query_as(
             "SELECT (SELECT COUNT(*) FROM audit_log WHERE action = 'answered' AND owner_name = 'reference'),
-                    (SELECT COUNT(*) FROM webhook_outbox WHERE kind = 'run.decided'
-                        AND json_extract(payload, '$.owner') = 'reference' AND json_extract(payload, '$.decision') = 'answered')",
+                    (SELECT COUNT(*) FROM webhook_outbox o JOIN audit_log a ON a.id = o.audit_id
+                        WHERE o.kind = 'run.decided' AND a.owner_name = 'reference' AND a.action = 'answered')",
         )
         .fetch_one(pool)
         .await)

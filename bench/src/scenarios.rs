@@ -649,10 +649,14 @@ async fn read_until(events: &mut reqwest::Response, seen: &mut String, marker: &
 pub(crate) const THROUGHPUT_ANSWERS: usize = 1_000;
 /// Each throughput load is measured this many times; the report keeps the median run.
 pub(crate) const RUNS: usize = 3;
-/// The answer reference's waiting conversations: `RUNS` loads for the answers row, then twice as
-/// many for the outbox's cost (with and without the rows). Seeded alike whatever runs, so the
-/// answers row's reference meets the same database either way.
-pub(crate) const REFERENCE_ANSWERS: usize = 3 * RUNS * THROUGHPUT_ANSWERS;
+/// The outbox's cost is a difference of two throughputs, each a load of a third of a second at
+/// the answers row's size: run-to-run spread (a few tenths) buried it. Longer loads, more of them.
+pub(crate) const OUTBOX_ANSWERS: usize = 4_000;
+pub(crate) const OUTBOX_RUNS: usize = 5;
+/// The answer reference's waiting conversations: `RUNS` loads for the answers row, then
+/// `2 * OUTBOX_RUNS` for the outbox's cost (with and without the rows). Seeded alike whatever
+/// runs, so the answers row's reference meets the same database either way.
+pub(crate) const REFERENCE_ANSWERS: usize = RUNS * THROUGHPUT_ANSWERS + 2 * OUTBOX_RUNS * OUTBOX_ANSWERS;
 
 /// The run with the median throughput.
 fn median(mut runs: Vec<Load>) -> Load {
@@ -849,20 +853,20 @@ fn cost_pct(without: &Load, with: &Load) -> f64 {
 pub async fn outbox_cost(report: &mut Report, reference: &Reference) {
     let (mut without, mut with) = (Vec::new(), Vec::new());
     // The conversations after the answers row's.
-    let first = |load: usize| (RUNS + load) * THROUGHPUT_ANSWERS;
-    for run in 0..RUNS {
+    let first = |load: usize| RUNS * THROUGHPUT_ANSWERS + load * OUTBOX_ANSWERS;
+    for run in 0..OUTBOX_RUNS {
         // In turns, and each side first every other run, so neither always meets the database
         // (and the machine) as the other has just left it.
         let order = if run % 2 == 0 { [Answer::Bare, Answer::Audited] } else { [Answer::Audited, Answer::Bare] };
         for (slot, work) in order.into_iter().enumerate() {
-            let load = reference.answer_load(work, first(2 * run + slot), THROUGHPUT_ANSWERS, CONCURRENCY).await;
+            let load = reference.answer_load(work, first(2 * run + slot), OUTBOX_ANSWERS, CONCURRENCY).await;
             match work {
                 Answer::Bare => without.push(load),
                 Answer::Audited => with.push(load),
             }
         }
     }
-    let answers = i64::try_from(RUNS * THROUGHPUT_ANSWERS).expect("a count");
+    let answers = i64::try_from(OUTBOX_RUNS * OUTBOX_ANSWERS).expect("a count");
     assert_eq!(reference.audited_rows().await, (answers, answers), "every audited answer wrote both rows");
     let spread = format!("without {}; with {}", runs_of(&without), runs_of(&with));
     let (without, with) = (median(without), median(with));
@@ -875,8 +879,8 @@ pub async fn outbox_cost(report: &mut Report, reference: &Reference) {
              handler doing an answer's database work on Tourguide's schema and SQLite settings, \
              `bench/src/reference.rs`) without and with the two INSERTs Tourguide's answer adds, in the store's own \
              SQL (`server::store::sqlite_audit_statements`) with the values an answer from the chat records, in the \
-             same transaction and the same round trip to the writer as the job. {THROUGHPUT_ANSWERS} answers by \
-             {CONCURRENCY} concurrent clients, each side measured {RUNS} times, in turns (each first every other \
+             same transaction and the same round trip to the writer as the job. {OUTBOX_ANSWERS} answers by \
+             {CONCURRENCY} concurrent clients, each side measured {OUTBOX_RUNS} times, in turns (each first every other \
              time); the table shows each side's run with the median throughput (all runs: {spread}); every audited \
              answer's two rows were counted afterwards. Only the database work is measured, where the rows' share is \
              largest: Tourguide's answer does more work around the same write, so while its answers/s is bound by \

@@ -249,7 +249,10 @@ pub fn answer_entry(
     run_id: Uuid,
     pause: &InputPause,
 ) -> Entry {
-    let mut entry = Entry::new(Action::Answered, surface, Some(answerer), Some(run_id)).with_question(pause);
+    // The question itself (its schema) is on record in the run's `waiting` row; the answer's row
+    // names the tool and keeps what was answered, rather than the schema once more per answer.
+    let mut entry = Entry::new(Action::Answered, surface, Some(answerer), Some(run_id));
+    entry.tools = vec![pause.tool_name.clone()];
     entry.answer = Some(match reply {
         Reply::Values(values) if display.is_empty() => Value::Object(values.clone()).to_string(),
         _ => display.to_string(),

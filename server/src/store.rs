@@ -1547,11 +1547,10 @@ impl Store {
     /// audit rows stay, and `cancelled` (its waiting runs, ended first) join them in the same
     /// transaction, with the title as it was.
     pub async fn delete_conversation(&self, user_id: i64, id: &str, cancelled: &[Entry]) -> Result<bool, StoreError> {
-        let backend = self.db.backend();
         on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             for entry in cancelled {
-                audit::write_entry!(tx, backend, id, entry);
+                audit::write_entry!(tx, id, entry);
             }
             let delete = "DELETE FROM conversations WHERE id = $1 AND user_id = $2 AND status != 'processing'";
             let deleted = sqlx::query(delete)
@@ -1694,4 +1693,6 @@ mod mail;
 pub use mail::{ClaimedMail, MailSettings};
 
 mod webhooks;
-pub use webhooks::{AttemptOutcome, ClaimedDelivery, Delivery, DeliveryState, OutboxEvent, Webhook, EVENT_KINDS};
+pub use webhooks::{
+    outbox_select, AttemptOutcome, ClaimedDelivery, Delivery, DeliveryState, OutboxEvent, Webhook, EVENT_KINDS,
+};

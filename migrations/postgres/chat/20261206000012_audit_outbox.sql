@@ -40,10 +40,13 @@ CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
 
 -- Events for the webhooks, written in the same transaction as the state change (so never lost,
 -- never sent for a change that rolled back); the delivery worker fans each out and removes it.
+-- An event about an audit row names it (`audit_id`) and its JSON is made when it is fanned out,
+-- off the request's write; one without (a reminder) carries its `payload`.
 CREATE TABLE webhook_outbox (
     id         BIGSERIAL PRIMARY KEY,
     event_id   TEXT    NOT NULL UNIQUE,
     kind       TEXT    NOT NULL,
-    payload    TEXT    NOT NULL,
+    payload    TEXT,
+    audit_id   BIGINT ,
     created_at BIGINT  NOT NULL
 );

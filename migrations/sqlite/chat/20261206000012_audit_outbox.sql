@@ -3,8 +3,10 @@
 -- the state change it records. No foreign keys: a row outlives its conversation (the title is
 -- kept) and the accounts it names (the names are kept). Append-only: the triggers refuse any
 -- UPDATE or DELETE, whoever asks.
+-- The id is the rowid without AUTOINCREMENT: rows are never deleted, so ids only grow, and an
+-- answer's write is spared the update of sqlite_sequence (bench: "Audit and outbox rows").
 CREATE TABLE audit_log (
-    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                 INTEGER PRIMARY KEY,
     at                 INTEGER NOT NULL,
     action             TEXT    NOT NULL,
     -- Who did it; NULL for the system (the worker).
@@ -39,10 +41,15 @@ END;
 
 -- Events for the webhooks, written in the same transaction as the state change (so never lost,
 -- never sent for a change that rolled back); the delivery worker fans each out and removes it.
+-- An event about an audit row names it (`audit_id`) and its JSON is made when it is fanned out,
+-- off the request's write; one without (a reminder) carries its `payload`.
+-- Its rows are the fan-out's to take in order and delete; an id used again after that is harmless
+-- (the event's identity is `event_id`), so no AUTOINCREMENT here either.
 CREATE TABLE webhook_outbox (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id         INTEGER PRIMARY KEY,
     event_id   TEXT    NOT NULL UNIQUE,
     kind       TEXT    NOT NULL,
-    payload    TEXT    NOT NULL,
+    payload    TEXT,
+    audit_id   INTEGER,
     created_at INTEGER NOT NULL
 );

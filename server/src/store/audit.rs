@@ -89,8 +89,9 @@ fn insert_sql(first: usize, source: &str) -> String {
 }
 
 /// The webhook event's JSON object, made from the audit row `a` in the database's own JSON
-/// functions (keys without a value left out); `$kind` is the event's kind.
-fn payload_sql(backend: Backend, kind: &str) -> String {
+/// functions (keys without a value left out); `kind` is the event's kind (an expression). Made
+/// when the event is fanned out (`Store::fan_out`), not in the answer's or decision's write.
+pub(super) fn payload_sql(backend: Backend, kind: &str) -> String {
     let pairs = format!(
         "'conversation_id', a.conversation_id, 'title', a.conversation_title, 'run_id', a.run_id,
          'owner', a.owner_name, 'owner_id', a.owner_id, 'tool', a.tools,
@@ -106,12 +107,11 @@ fn payload_sql(backend: Backend, kind: &str) -> String {
 }
 
 /// The outbox INSERT for the audit row(s) `a` of `source`, its event id and kind at `$first`, `$first+1`.
-fn outbox_sql(backend: Backend, first: usize, source: &str) -> String {
-    let kind = format!("${}", first + 1);
+fn outbox_sql(first: usize, source: &str) -> String {
     format!(
-        "INSERT INTO webhook_outbox (event_id, kind, payload, created_at)
-         SELECT ${first}, {kind}, {}, a.at {source}",
-        payload_sql(backend, &kind)
+        "INSERT INTO webhook_outbox (event_id, kind, audit_id, created_at)
+         SELECT ${first}, ${}, a.id, a.at {source}",
+        first + 1
     )
 }
 
@@ -122,11 +122,7 @@ fn outbox_sql(backend: Backend, first: usize, source: &str) -> String {
 /// reason), then the event's id and kind. Public so the bench's answer reference writes an
 /// answer's rows with this very text.
 pub fn sqlite_statements(first: usize, conversation: &str, guard: &str) -> (String, String) {
-    let outbox = outbox_sql(
-        Backend::Sqlite,
-        first + ENTRY_ARGS,
-        &format!("FROM audit_log a WHERE a.id = last_insert_rowid(){guard}"),
-    );
+    let outbox = outbox_sql(first + ENTRY_ARGS, &format!("FROM audit_log a WHERE a.id = last_insert_rowid(){guard}"));
     (insert_sql(first, conversation), outbox)
 }
 
@@ -158,10 +154,7 @@ pub(super) fn statement_step<'a>(prepared: &'a Prepared, name: &str, first: usiz
     );
     let mut args = prepared.args(at);
     if let Some(kind) = prepared.kind {
-        sql.push_str(&format!(
-            ", {name}_out AS ({})",
-            outbox_sql(Backend::Postgres, first + ENTRY_ARGS, &format!("FROM {name} a"))
-        ));
+        sql.push_str(&format!(", {name}_out AS ({})", outbox_sql(first + ENTRY_ARGS, &format!("FROM {name} a"))));
         args.extend([Arg::Text(&prepared.event_id), Arg::Text(kind)]);
     }
     (sql, args)
@@ -171,7 +164,7 @@ pub(super) fn statement_step<'a>(prepared: &'a Prepared, name: &str, first: usiz
 /// the caller holds, on either backend; evaluates to false when there is no such conversation.
 /// A macro, not a function: the connection's type differs per backend.
 macro_rules! write_entry {
-    ($conn:expr, $backend:expr, $conversation_id:expr, $entry:expr) => {{
+    ($conn:expr, $conversation_id:expr, $entry:expr) => {{
         let prepared = $crate::store::audit::Prepared::of($entry);
         let args = prepared.args(db::now());
         let query =
@@ -179,7 +172,7 @@ macro_rules! write_entry {
                 .bind($conversation_id);
         let written: Option<i64> = query.fetch_optional(&mut *$conn).await?;
         if let (Some(id), Some(kind)) = (written, prepared.kind()) {
-            sqlx::query(sqlx::AssertSqlSafe($crate::store::audit::standalone_outbox($backend)))
+            sqlx::query(sqlx::AssertSqlSafe($crate::store::audit::standalone_outbox()))
                 .bind(prepared.event_id())
                 .bind(kind)
                 .bind(id)
@@ -210,8 +203,8 @@ pub(super) fn standalone_insert() -> String {
 }
 
 /// [`write_entry!`]'s outbox INSERT for the audit row `$3`.
-pub(super) fn standalone_outbox(backend: Backend) -> String {
-    outbox_sql(backend, 1, "FROM audit_log a WHERE a.id = $3")
+pub(super) fn standalone_outbox() -> String {
+    outbox_sql(1, "FROM audit_log a WHERE a.id = $3")
 }
 
 /// The columns a [`Row`] is read from.
@@ -308,10 +301,9 @@ impl Store {
     /// Writes an entry for the conversation on its own (its state changed elsewhere: in the
     /// runtime's tables). False when the conversation is gone.
     pub async fn record_entry(&self, conversation_id: &str, entry: &Entry) -> Result<bool, StoreError> {
-        let backend = self.db.backend();
         db::on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
-            let written = write_entry!(tx, backend, conversation_id, entry);
+            let written = write_entry!(tx, conversation_id, entry);
             tx.commit().await?;
             Ok::<bool, sqlx::Error>(written)
         }

@@ -156,7 +156,6 @@ impl Store {
                  message = excluded.message, edits = excluded.edits
              WHERE run_decisions.error_code IS NOT NULL";
         let job = "INSERT INTO jobs (conversation_id, kind, created_at) VALUES ($1, 'run_decision', $2)";
-        let backend = self.db.backend();
         on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             let won = sqlx::query(upsert)
@@ -188,7 +187,7 @@ impl Store {
                 }
             }
             sqlx::query(job).bind(conversation_id).bind(at).execute(&mut *tx).await?;
-            write_entry!(tx, backend, conversation_id, entry);
+            write_entry!(tx, conversation_id, entry);
             tx.commit().await?;
             Ok(Ok(true))
         }
@@ -265,7 +264,6 @@ impl Store {
         entry: Option<&Entry>,
     ) -> Result<(), StoreError> {
         let html = if notice == Notice::Dismissed { None } else { stored_rendering(role, content) };
-        let backend = self.db.backend();
         on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             sqlx::query(
@@ -282,7 +280,7 @@ impl Store {
             .execute(&mut *tx)
             .await?;
             if let Some(entry) = entry {
-                write_entry!(tx, backend, conversation_id, entry);
+                write_entry!(tx, conversation_id, entry);
             }
             tx.commit().await
         }
@@ -300,7 +298,6 @@ impl Store {
         run_id: Uuid,
         entry: &Entry,
     ) -> Result<bool, StoreError> {
-        let backend = self.db.backend();
         let dropped = on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             let dropped = sqlx::query("DELETE FROM run_decisions WHERE run_id = $1")
@@ -310,7 +307,7 @@ impl Store {
                 .rows_affected()
                 == 1;
             if dropped {
-                write_entry!(tx, backend, conversation_id, entry);
+                write_entry!(tx, conversation_id, entry);
             }
             tx.commit().await?;
             Ok::<bool, sqlx::Error>(dropped)
@@ -322,14 +319,13 @@ impl Store {
     /// An inbox decision was delivered and its run waits again (on a new question or card): the
     /// decision's row goes, and the audit's `waiting` row comes, together.
     pub async fn waits_again(&self, conversation_id: &str, run_id: Uuid, entry: &Entry) -> Result<(), StoreError> {
-        let backend = self.db.backend();
         on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
             sqlx::query("DELETE FROM run_decisions WHERE run_id = $1")
                 .bind(run_id.to_string())
                 .execute(&mut *tx)
                 .await?;
-            write_entry!(tx, backend, conversation_id, entry);
+            write_entry!(tx, conversation_id, entry);
             tx.commit().await
         }
         .await)?;

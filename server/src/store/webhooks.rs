@@ -42,6 +42,22 @@ pub struct OutboxEvent {
     pub created_at: i64,
 }
 
+/// The outbox's oldest events with their JSON: an event about an audit row gets it made from that
+/// row now (`audit::payload_sql`), so the write that recorded it did not. On PostgreSQL the events
+/// are locked (`SKIP LOCKED`), so two workers never take one.
+pub fn outbox_select(backend: Backend) -> String {
+    let lock = match backend {
+        Backend::Sqlite => "",
+        Backend::Postgres => " FOR UPDATE OF o SKIP LOCKED",
+    };
+    format!(
+        "SELECT o.id, o.event_id, o.kind, COALESCE(o.payload, {}) AS payload, o.created_at
+         FROM webhook_outbox o LEFT JOIN audit_log a ON a.id = o.audit_id
+         ORDER BY o.id LIMIT $1{lock}",
+        super::audit::payload_sql(backend, "o.kind")
+    )
+}
+
 /// Where a delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryState {
@@ -219,16 +235,12 @@ impl Store {
         body_of: impl Fn(&OutboxEvent) -> String,
         mail: bool,
     ) -> Result<usize, StoreError> {
-        let select = match self.db.backend() {
-            Backend::Sqlite => "SELECT id, event_id, kind, payload, created_at FROM webhook_outbox ORDER BY id LIMIT $1",
-            Backend::Postgres => {
-                "SELECT id, event_id, kind, payload, created_at FROM webhook_outbox ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED"
-            }
-        };
+        let select = outbox_select(self.db.backend());
         let at = now();
         on!(&self.db, pool => async {
             let mut tx = pool.begin().await?;
-            let events: Vec<OutboxEvent> = sqlx::query_as(select).bind(limit).fetch_all(&mut *tx).await?;
+            let events: Vec<OutboxEvent> =
+                sqlx::query_as(sqlx::AssertSqlSafe(select.clone())).bind(limit).fetch_all(&mut *tx).await?;
             if events.is_empty() {
                 tx.rollback().await?;
                 return Ok::<usize, sqlx::Error>(0);

@@ -456,12 +456,15 @@ async fn announced_rows_put_their_event_in_the_webhook_outbox() {
         .await
         .unwrap());
     assert!(!store.record_entry("gone", &Entry::new(Action::Failed, Surface::Worker, None, None)).await.unwrap());
-    let outbox: Vec<(String, String, String)> = db::on!(store.db(), pool => sqlx::query_as(
-        "SELECT event_id, kind, payload FROM webhook_outbox ORDER BY id",
-    )
+    // The events as the fan-out reads them: their JSON is made from the audit row then.
+    let select = server::store::outbox_select(store.db().backend());
+    let outbox: Vec<server::store::OutboxEvent> =
+        db::on!(store.db(), pool => sqlx::query_as(sqlx::AssertSqlSafe(select.as_str())).bind(100_i64)
     .fetch_all(pool)
     .await)
-    .unwrap();
+        .unwrap();
+    let outbox: Vec<(String, String, String)> =
+        outbox.into_iter().map(|event| (event.event_id, event.kind, event.payload)).collect();
     assert_eq!(outbox.len(), 1, "{outbox:?}");
     let (event_id, kind, payload) = &outbox[0];
     assert_eq!((event_id.as_str(), kind.as_str()), (entry.event_id.to_string().as_str(), "run.decided"));
