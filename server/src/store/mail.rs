@@ -3,7 +3,7 @@
 //! in its transaction ([`mail_fan_out_sql`]) and leased, retried and recorded as a webhook
 //! delivery is.
 
-use db::{now, on, on_read, Backend};
+use db::{now, on, on_read};
 use serde_json::Value;
 
 use super::{AttemptOutcome, OutboxEvent, Store, StoreError};
@@ -120,16 +120,7 @@ impl Store {
 
     /// Whether a mail is due (a read, as [`Store::delivery_due`]).
     pub async fn mail_due(&self) -> Result<bool, StoreError> {
-        let at = now();
-        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar(
-            "SELECT id FROM mail_deliveries WHERE state = 'pending' AND next_attempt_at <= $1
-             AND (lease_until IS NULL OR lease_until < $2) LIMIT 1",
-        )
-        .bind(at)
-        .bind(at)
-        .fetch_optional(pool)
-        .await)?;
-        Ok(found.is_some())
+        self.queue_due("mail_deliveries").await
     }
 
     /// Leases up to `limit` due mails to `worker`, as [`Store::claim_deliveries`] does.
@@ -140,16 +131,10 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ClaimedMail>, StoreError> {
         let at = now();
-        let lock = match self.db.backend() {
-            Backend::Sqlite => "",
-            Backend::Postgres => "FOR UPDATE SKIP LOCKED",
-        };
-        let sql = format!(
-            "UPDATE mail_deliveries SET lease_until = $1, leased_by = $2, attempts = attempts + 1
-             WHERE id IN (SELECT id FROM mail_deliveries
-                          WHERE state = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
-                          ORDER BY next_attempt_at, id LIMIT $5 {lock})
-             RETURNING id, event_id, user_id, kind, payload, attempts, created_at"
+        let sql = super::webhooks::claim_sql(
+            "mail_deliveries",
+            self.db.backend(),
+            "id, event_id, user_id, kind, payload, attempts, created_at",
         );
         type Row = (i64, String, i64, String, String, i64, i64);
         let claimed: Vec<Row> = on!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql))
@@ -186,19 +171,14 @@ impl Store {
         outcome: &AttemptOutcome,
     ) -> Result<bool, StoreError> {
         let at = now();
-        let (state, error, next, delivered_at) = match outcome {
-            AttemptOutcome::Delivered { .. } => ("delivered", None, None, Some(at)),
-            AttemptOutcome::Retry { error, next_attempt_at, .. } => {
-                ("pending", Some(error.as_str()), Some(*next_attempt_at), None)
-            }
-            AttemptOutcome::Failed { error, .. } => ("failed", Some(error.as_str()), None, None),
-        };
+        // A mail has no HTTP status to keep.
+        let (state, _, error, next, delivered_at) = super::webhooks::outcome_columns(outcome, at);
         let done = on!(&self.db, pool => sqlx::query(
             "UPDATE mail_deliveries SET state = $1, last_error = $2, next_attempt_at = COALESCE($3, next_attempt_at),
                  delivered_at = $4, lease_until = NULL, leased_by = NULL
              WHERE id = $5 AND leased_by = $6 AND state = 'pending'",
         )
-        .bind(state)
+        .bind(state.as_str())
         .bind(error)
         .bind(next)
         .bind(delivered_at)

@@ -58,6 +58,49 @@ pub fn outbox_select(backend: Backend) -> String {
     )
 }
 
+/// What `webhook_deliveries` and `mail_deliveries` share: due rows, leases, attempts. One text
+/// for both, so the two queues cannot come to differ in how a lease is taken or run out.
+pub(super) fn due_sql(table: &str) -> String {
+    format!(
+        "SELECT id FROM {table} WHERE state = 'pending' AND next_attempt_at <= $1
+         AND (lease_until IS NULL OR lease_until < $2) LIMIT 1"
+    )
+}
+
+/// Leases up to `$5` due rows of `table` to `$2` until `$1`, counting the attempt; `$3`, `$4`: now.
+pub(super) fn claim_sql(table: &str, backend: Backend, returning: &str) -> String {
+    let lock = match backend {
+        Backend::Sqlite => "",
+        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+    };
+    format!(
+        "UPDATE {table} SET lease_until = $1, leased_by = $2, attempts = attempts + 1
+         WHERE id IN (SELECT id FROM {table}
+                      WHERE state = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
+                      ORDER BY next_attempt_at, id LIMIT $5 {lock})
+         RETURNING {returning}"
+    )
+}
+
+/// An attempt's outcome as the columns record it: state, HTTP status, error, next attempt, when
+/// delivered.
+pub(super) fn outcome_columns(
+    outcome: &AttemptOutcome,
+    at: i64,
+) -> (DeliveryState, Option<i64>, Option<&str>, Option<i64>, Option<i64>) {
+    match outcome {
+        AttemptOutcome::Delivered { status } => {
+            (DeliveryState::Delivered, Some(i64::from(*status)), None, None, Some(at))
+        }
+        AttemptOutcome::Retry { status, error, next_attempt_at } => {
+            (DeliveryState::Pending, status.map(i64::from), Some(error.as_str()), Some(*next_attempt_at), None)
+        }
+        AttemptOutcome::Failed { status, error } => {
+            (DeliveryState::Failed, status.map(i64::from), Some(error.as_str()), None, None)
+        }
+    }
+}
+
 /// Where a delivery stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeliveryState {
@@ -309,15 +352,17 @@ impl Store {
 
     /// Whether a delivery is due (a read, see [`Store::outbox_has_events`]).
     pub async fn delivery_due(&self) -> Result<bool, StoreError> {
+        self.queue_due("webhook_deliveries").await
+    }
+
+    /// Whether `table` (a delivery queue) has a row due now.
+    pub(super) async fn queue_due(&self, table: &str) -> Result<bool, StoreError> {
         let at = now();
-        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar(
-            "SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= $1
-             AND (lease_until IS NULL OR lease_until < $2) LIMIT 1",
-        )
-        .bind(at)
-        .bind(at)
-        .fetch_optional(pool)
-        .await)?;
+        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(due_sql(table)))
+            .bind(at)
+            .bind(at)
+            .fetch_optional(pool)
+            .await)?;
         Ok(found.is_some())
     }
 
@@ -331,17 +376,8 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ClaimedDelivery>, StoreError> {
         let at = now();
-        let lock = match self.db.backend() {
-            Backend::Sqlite => "",
-            Backend::Postgres => "FOR UPDATE SKIP LOCKED",
-        };
-        let sql = format!(
-            "UPDATE webhook_deliveries SET lease_until = $1, leased_by = $2, attempts = attempts + 1
-             WHERE id IN (SELECT id FROM webhook_deliveries
-                          WHERE state = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
-                          ORDER BY next_attempt_at, id LIMIT $5 {lock})
-             RETURNING id, event_id, webhook_id, body, attempts, created_at"
-        );
+        let sql =
+            claim_sql("webhook_deliveries", self.db.backend(), "id, event_id, webhook_id, body, attempts, created_at");
         let claimed: Vec<(i64, String, i64, String, i64, i64)> = on!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql))
             .bind(lease_until)
             .bind(worker)
@@ -376,22 +412,14 @@ impl Store {
     /// ran out another worker may have taken it; that one's outcome counts).
     pub async fn record_attempt(&self, id: i64, worker: &str, outcome: &AttemptOutcome) -> Result<bool, StoreError> {
         let at = now();
-        let (state, status, error, next, delivered_at) = match outcome {
-            AttemptOutcome::Delivered { status } => (DeliveryState::Delivered, Some(*status), None, None, Some(at)),
-            AttemptOutcome::Retry { status, error, next_attempt_at } => {
-                (DeliveryState::Pending, *status, Some(error.as_str()), Some(*next_attempt_at), None)
-            }
-            AttemptOutcome::Failed { status, error } => {
-                (DeliveryState::Failed, *status, Some(error.as_str()), None, None)
-            }
-        };
+        let (state, status, error, next, delivered_at) = outcome_columns(outcome, at);
         let done = on!(&self.db, pool => sqlx::query(
             "UPDATE webhook_deliveries SET state = $1, last_status = $2, last_error = $3,
                  next_attempt_at = COALESCE($4, next_attempt_at), delivered_at = $5, lease_until = NULL, leased_by = NULL
              WHERE id = $6 AND leased_by = $7 AND state = 'pending'",
         )
         .bind(state.as_str())
-        .bind(status.map(i64::from))
+        .bind(status)
         .bind(error)
         .bind(next)
         .bind(delivered_at)
