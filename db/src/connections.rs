@@ -19,9 +19,10 @@ use std::time::Duration;
 use futures_core::future::BoxFuture;
 use futures_core::stream::BoxStream;
 use futures_util::TryStreamExt;
+use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{
-    Sqlite, SqliteConnectOptions, SqliteConnection, SqliteQueryResult, SqliteRow, SqliteStatement,
-    SqliteTransactionManager, SqliteTypeInfo,
+    Sqlite, SqliteConnectOptions, SqliteConnection, SqlitePool, SqlitePoolOptions, SqliteQueryResult, SqliteRow,
+    SqliteStatement, SqliteTransactionManager, SqliteTypeInfo,
 };
 use sqlx::{ConnectOptions, Connection, Either, Execute, Executor, SqlSafeStr, SqlStr};
 use sqlx_core::ext::async_stream::TryAsyncStream;
@@ -61,6 +62,9 @@ struct Shared {
     /// Held by the one background task that may wait for a permit (see [`in_background`]).
     background: tokio::sync::Mutex<()>,
     size: u32,
+    /// sqlx's own pool in place of ours, for the bench's side-by-side comparison (see
+    /// [`Connections::open_sqlx`]); the checkouts, transactions and background queue stay.
+    sqlx: Option<SqlitePool>,
 }
 
 impl std::fmt::Debug for Connections {
@@ -85,11 +89,54 @@ impl Connections {
             permits: Arc::new(Semaphore::new(size as usize)),
             background: tokio::sync::Mutex::new(()),
             size,
+            sqlx: None,
         })))
+    }
+
+    /// The same pool on sqlx's `SqlitePool`, configured as well as it allows: the same
+    /// connection options (WAL, `synchronous = NORMAL`, statement cache, row buffer), no test
+    /// before a checkout, connections kept open. It still pings each connection as it goes back
+    /// (sqlx-core's `return_to_pool`, not configurable).
+    pub async fn open_sqlx(options: SqliteConnectOptions, size: u32) -> Result<Connections, sqlx::Error> {
+        let size = size.max(1);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(size)
+            .test_before_acquire(false)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options.clone())
+            .await?;
+        Ok(Connections(Arc::new(Shared {
+            options,
+            idle: Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(0)),
+            background: tokio::sync::Mutex::new(()),
+            size,
+            sqlx: Some(pool),
+        })))
+    }
+
+    /// A connection of sqlx's pool, with the same queue for background work as ours.
+    async fn acquire_sqlx(&self, pool: &SqlitePool) -> Result<Checkout, sqlx::Error> {
+        let pooled = match pool.try_acquire() {
+            Some(pooled) => pooled,
+            None => {
+                let _turn = match is_background() {
+                    true => Some(self.0.background.lock().await),
+                    false => None,
+                };
+                pool.acquire().await?
+            }
+        };
+        Ok(Checkout { connection: None, pooled: Some(pooled), shared: self.0.clone(), discard: false, _permit: None })
     }
 
     /// A connection of this pool, for as long as the checkout lives; waits while all are out.
     pub async fn acquire(&self) -> Result<Checkout, sqlx::Error> {
+        if let Some(pool) = &self.0.sqlx {
+            return self.acquire_sqlx(pool).await;
+        }
         let permit = match self.0.permits.clone().try_acquire_owned() {
             Ok(permit) => permit,
             // A timer only when there is something to wait for.
@@ -113,7 +160,13 @@ impl Connections {
             Some(connection) => connection,
             None => self.0.options.connect().await?,
         };
-        Ok(Checkout { connection: Some(connection), shared: self.0.clone(), discard: false, _permit: permit })
+        Ok(Checkout {
+            connection: Some(connection),
+            pooled: None,
+            shared: self.0.clone(),
+            discard: false,
+            _permit: Some(permit),
+        })
     }
 
     /// Runs `batch`, statements that begin and commit a transaction of their own, in one round
@@ -145,6 +198,9 @@ impl Connections {
     /// Refuses further checkouts and closes the idle connections; one that is out is closed when
     /// it comes back.
     pub async fn close(&self) {
+        if let Some(pool) = &self.0.sqlx {
+            pool.close().await;
+        }
         self.0.permits.close();
         let idle = std::mem::take(&mut *self.0.idle.lock().unwrap_or_else(PoisonError::into_inner));
         for connection in idle {
@@ -156,29 +212,43 @@ impl Connections {
 /// A connection taken from [`Connections`]; it goes back when this is dropped.
 pub struct Checkout {
     connection: Option<SqliteConnection>,
+    /// In place of `connection` on sqlx's pool.
+    pooled: Option<PoolConnection<Sqlite>>,
     shared: Arc<Shared>,
     /// Set while a batch runs: if it does not end, the connection is closed instead of returned.
     discard: bool,
     // Dropped after `drop` has put the connection back, so whoever it wakes finds it.
-    _permit: OwnedSemaphorePermit,
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 impl Deref for Checkout {
     type Target = SqliteConnection;
 
     fn deref(&self) -> &SqliteConnection {
-        self.connection.as_ref().expect("a checkout holds its connection until dropped")
+        match &self.pooled {
+            Some(pooled) => pooled,
+            None => self.connection.as_ref().expect("a checkout holds its connection until dropped"),
+        }
     }
 }
 
 impl DerefMut for Checkout {
     fn deref_mut(&mut self) -> &mut SqliteConnection {
-        self.connection.as_mut().expect("a checkout holds its connection until dropped")
+        match &mut self.pooled {
+            Some(pooled) => pooled,
+            None => self.connection.as_mut().expect("a checkout holds its connection until dropped"),
+        }
     }
 }
 
 impl Drop for Checkout {
     fn drop(&mut self) {
+        if let Some(pooled) = &mut self.pooled {
+            if self.discard {
+                pooled.close_on_drop();
+            }
+            return;
+        }
         let Some(connection) = self.connection.take() else { return };
         // A closed pool's connections end here (dropping one ends its thread, which closes it).
         if !self.shared.permits.is_closed() && !self.discard {
@@ -403,6 +473,26 @@ mod tests {
         assert!(matches!(refused, Err(sqlx::Error::PoolClosed)), "{refused:?}");
         drop(out);
         assert!(pool.0.idle.lock().unwrap().is_empty());
+    }
+
+    /// The bench's comparison runs the stores on sqlx's pool through the same checkouts; there too
+    /// a dropped transaction and a batch that failed part-way leave nothing behind.
+    #[tokio::test]
+    async fn on_sqlx_pool_a_dropped_transaction_and_a_failed_batch_leave_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = Connections::open_sqlx(sqlite_options(dir.path().join("t.db")), 1).await.unwrap();
+        sqlx::query("CREATE TABLE t (n INTEGER NOT NULL)").execute(&pool).await.unwrap();
+        let mut tx = pool.begin_with("BEGIN IMMEDIATE").await.unwrap();
+        sqlx::query("INSERT INTO t VALUES (1)").execute(&mut *tx).await.unwrap();
+        drop(tx);
+        let failed =
+            pool.fetch_batch(sqlx::query("BEGIN; INSERT INTO t VALUES (2); INSERT INTO t VALUES (NULL); COMMIT;"));
+        assert!(failed.await.is_err());
+        let rows = pool.fetch_batch(sqlx::query("BEGIN; INSERT INTO t VALUES (3); COMMIT;")).await.unwrap();
+        assert!(rows.is_empty());
+        assert_eq!(committed(&dir).await, [3]);
+        assert_eq!(count(&pool).await, 1);
+        pool.close().await;
     }
 
     /// Rows of `t` as another connection sees them (committed ones only).

@@ -3,8 +3,11 @@ use std::sync::Arc;
 
 use server::config::{Config, ConfigError};
 
+/// mimalloc as its crate gives it. Our own housekeeping, which had freed memory returned after a
+/// burst (the `allocator` crate), did not win enough to keep (bench/RESULTS.md, "What the own
+/// pieces win"): mimalloc returns it when the threads that freed it next allocate.
 #[global_allocator]
-static ALLOCATOR: allocator::Allocator = allocator::Allocator;
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Transparent huge pages off for this process. With the kernel's `always` setting, a page the
 /// allocator returned and touches again comes back as a 2 MiB page zeroed whole. Measured on the
@@ -25,18 +28,7 @@ fn without_transparent_huge_pages() {}
 fn main() -> ExitCode {
     // Before the runtime's threads exist, so nothing of the process is laid out in huge pages.
     without_transparent_huge_pages();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .on_thread_park(allocator::on_thread_park)
-        .build()
-        .expect("the async runtime starts");
-    let (handle, workers) = (runtime.handle().clone(), runtime.metrics().num_workers());
-    // An empty task per worker: spawned from outside the runtime, each wakes a sleeping one.
-    let wake_workers = move || (0..workers).for_each(|_| drop(handle.spawn(async {})));
-    if let Err(error) = allocator::return_memory_in_background(wake_workers) {
-        // The server works the same; memory freed after a burst may only stay in the process.
-        eprintln!("freed memory is not returned in the background: {error}");
-    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
     runtime.block_on(serve())
 }
 

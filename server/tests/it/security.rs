@@ -434,8 +434,8 @@ fn the_tag_reader_sees_a_payload_that_broke_out_and_ignores_one_shown_as_text() 
     assert_eq!(live[2].1[0], ("href".into(), "javascript:go".into()));
 }
 
-/// hyper is patched to start each connection with a small read buffer (`vendor/hyper/PATCHED.md`):
-/// a request head longer than it grows it, on the same connection, before and after short ones.
+/// A request head longer than hyper's first read buffer (8 KiB) grows it, on the same connection,
+/// before and after short ones.
 #[tokio::test]
 async fn a_request_head_longer_than_the_first_read_buffer_is_read_whole() {
     let server = TestServer::start().await;
