@@ -12,25 +12,23 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 mod connections;
 mod here;
+mod postgres;
 pub use connections::{in_background, Checkout, Connections, Tx};
 pub use here::{rusqlite, Here};
+pub use postgres::{PgCheckout, PgConnections, PgTx, CHECKED_AFTER_IDLE};
 
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of
 /// their own (see [`Sqlite`]).
 const POOL_SIZE: u32 = 8;
-/// A pooled PostgreSQL connection idle this long is checked (a round trip) before it is handed
-/// out; one used more recently is not. sqlx checks every connection as it goes back to the pool
-/// (the release flushes what a cancelled statement left), and by default again as it is taken:
-/// two round trips beside each statement of a busy server. A connection that was fine half a
-/// second ago is taken as it is, as HikariCP does (`aliveBypassWindowMs`, 500 ms); one that sat
-/// idle longer, across a database restart say, is checked, and a dead one is replaced before a
-/// request sees it.
-const CHECKED_AFTER_IDLE: Duration = Duration::from_millis(500);
+/// `TOURGUIDE_SQLITE_POOL=sqlx`: a SQLite file on sqlx's `SqlitePool` and without [`Here`];
+/// `sqlx-here`: on sqlx's pool with [`Here`]. For the bench's side-by-side comparison with our own
+/// pool (bench/RESULTS.md, "What the own pieces win").
+const SQLX_POOL: &str = "TOURGUIDE_SQLITE_POOL";
 /// How long a writer waits for another one before the statement fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many rows a SQLite connection's thread may hand over before the reading task takes them.
@@ -56,7 +54,7 @@ pub enum DbError {
 #[derive(Clone, Debug)]
 pub enum Db {
     Sqlite(Sqlite),
-    Postgres(PgPool),
+    Postgres(PgConnections),
 }
 
 /// A SQLite database as this process uses it: every write through one connection, reads on a
@@ -255,19 +253,8 @@ impl Db {
     /// Connects to a PostgreSQL database; it must exist (the migrations create the tables).
     pub async fn open_postgres(url: &str) -> Result<Db, DbError> {
         let options: PgConnectOptions = url.parse()?;
-        let pool = PgPoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .test_before_acquire(false)
-            .before_acquire(|connection, idle| {
-                Box::pin(async move {
-                    if idle.idle_for >= CHECKED_AFTER_IDLE {
-                        sqlx::Connection::ping(connection).await?;
-                    }
-                    Ok(true)
-                })
-            })
-            .connect_with(options)
-            .await?;
+        // Our own pool, not sqlx's: see `postgres` (no ping as each connection goes back).
+        let pool = PgConnections::open(options, POOL_SIZE).await?;
         Ok(Db::Postgres(pool))
     }
 
@@ -292,6 +279,13 @@ impl Db {
             std::fs::create_dir_all(folder)
                 .map_err(|source| DbError::Folder { path: folder.display().to_string(), source })?;
         }
+        let pool = std::env::var(SQLX_POOL).unwrap_or_default();
+        if pool == "sqlx" || pool == "sqlx-here" {
+            let write = Connections::open_sqlx(sqlite_options(path), 1).await?;
+            let read = Connections::open_sqlx(sqlite_options(path), POOL_SIZE).await?;
+            let here = (pool == "sqlx-here").then(|| Here::new(path));
+            return Ok(Db::Sqlite(Sqlite { write, read, here }));
+        }
         let write = Connections::open(sqlite_options(path), 1).await?;
         let read = Connections::open(sqlite_options(path), POOL_SIZE).await?;
         Ok(Db::Sqlite(Sqlite { write, read, here: Some(Here::new(path)) }))
@@ -308,7 +302,7 @@ impl Db {
     pub async fn migrate(&self, migrations: &Migrations) -> Result<(), DbError> {
         match self {
             Db::Sqlite(pools) => migrations.sqlite.run(&mut *pools.write.acquire().await?).await?,
-            Db::Postgres(pool) => migrations.postgres.run(pool).await?,
+            Db::Postgres(pool) => migrations.postgres.run(&mut *pool.acquire().await?).await?,
         }
         Ok(())
     }

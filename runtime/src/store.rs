@@ -24,6 +24,7 @@ pub enum StoreError {
 }
 
 /// Every column of a run, in [`RunRow`]'s order: the one list each read and `RETURNING` names.
+#[macro_export]
 macro_rules! run_columns {
     () => {
         "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, checkpoint, \
@@ -34,7 +35,17 @@ macro_rules! run_columns {
 
 const NOT_TERMINAL: &str = "('queued', 'running', 'waiting_for_approval', 'waiting_for_input')";
 
-#[derive(sqlx::FromRow)]
+/// The run whose id is the SQL expression `$id` as one JSON object (`NULL` if there is none), for
+/// a store that reads a run beside its own rows in one statement on PostgreSQL;
+/// [`crate::Runtime::status_from_json`] reads it.
+#[macro_export]
+macro_rules! pg_run_json {
+    ($id:literal) => {
+        concat!("(SELECT row_to_json(r) FROM (SELECT ", $crate::run_columns!(), " FROM runs WHERE id = ", $id, ") r)")
+    };
+}
+
+#[derive(sqlx::FromRow, serde::Deserialize)]
 struct RunRow {
     id: String,
     status: String,
@@ -98,6 +109,13 @@ pub(crate) struct RunRecord {
 
 fn small(value: i64) -> u32 {
     u32::try_from(value.max(0)).unwrap_or(u32::MAX)
+}
+
+/// A run read as [`pg_run_json`] gives it.
+pub(crate) fn record_from_json(json: &str) -> Result<RunRecord, StoreError> {
+    let row: RunRow =
+        serde_json::from_str(json).map_err(|error| StoreError::Corrupt(format!("a run as JSON: {error}")))?;
+    RunRecord::try_from(row)
 }
 
 impl TryFrom<RunRow> for RunRecord {

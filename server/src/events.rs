@@ -1,7 +1,9 @@
 //! Push: `GET /events/conversations/{id}` is a server-sent event stream that says "changed"
 //! whenever the conversation may look different, so an open page loads it at once, and carries
 //! the pieces of a reply while the model writes it ("piece": draft key, byte offset, text), so
-//! the reply grows in place without a reload per piece. Pages poll while the assistant works
+//! the reply grows in place without a reload per piece, and the reply so far rendered as markdown
+//! ("html", at most ten times a second, as a change to the one before: `live_html`), since the
+//! browser has no markdown parser of its own. Pages poll while the assistant works
 //! anyway; the stream only makes updates immediate, so a proxy that buffers streams costs
 //! latency, not correctness (a page that misses pieces sees the draft on its next load).
 //!
@@ -21,22 +23,26 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
-use db::Db;
+use db::{Db, PgConnections};
 use futures::stream::{self, Stream};
 use serde::{Deserialize, Serialize};
-use sqlx::postgres::{PgListener, PgPool};
+use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, mpsc, watch};
 
 use app::backend::CurrentUser;
 
+use crate::live_html::LiveHtml;
 use crate::store::Store;
 
 pub const PATH: &str = "/events/conversations/{id}";
 
 /// The PostgreSQL channel every process listens on; the payload is the conversation's id.
-const CHANNEL: &str = "tourguide_changed";
+pub(crate) const CHANNEL: &str = "tourguide_changed";
 /// The channel of reply pieces; the payload is a [`Piece`] as JSON.
 const PIECES: &str = "tourguide_pieces";
+/// Sent by the database whenever a job is queued (a trigger on `jobs`, in the queueing
+/// transaction); no payload.
+const JOBS: &str = "tourguide_jobs";
 /// NOTIFY takes at most 8000 bytes; a piece of 3000 stays below that even when JSON doubles every
 /// character (newlines, quotes).
 const PIECE_PAYLOAD_LIMIT: usize = 3000;
@@ -76,6 +82,9 @@ pub struct ConversationEvents {
     shutdown: watch::Receiver<bool>,
     /// Whose each changed conversation is, for the readers' own streams (`waiting_events`).
     owners: crate::waiting_events::Owners,
+    /// On PostgreSQL, a job was queued (heard on [`JOBS`]), or may have been while the listener
+    /// was away.
+    queued: Arc<tokio::sync::Notify>,
 }
 
 impl ConversationEvents {
@@ -83,20 +92,30 @@ impl ConversationEvents {
     /// listener of this process.
     pub fn new(shutdown: watch::Receiver<bool>, db: &Db) -> Self {
         let sender = broadcast::channel(1024).0;
+        let queued = Arc::new(tokio::sync::Notify::new());
         let notify = match db {
             Db::Sqlite(_) => None,
             Db::Postgres(pool) => {
                 let (queue, changes) = mpsc::unbounded_channel();
                 tokio::spawn(notifier(pool.clone(), changes));
-                tokio::spawn(listener(pool.clone(), sender.clone(), shutdown.clone()));
+                let heard = Heard { changes: sender.clone(), queued: queued.clone() };
+                tokio::spawn(listener(pool.clone(), heard, shutdown.clone()));
                 Some(queue)
             }
         };
-        ConversationEvents { sender, notify, shutdown, owners: Default::default() }
+        ConversationEvents { sender, notify, shutdown, owners: Default::default(), queued }
     }
 
     pub fn changed(&self, conversation_id: &str) {
         self.send(Change::Changed(Arc::from(conversation_id)));
+    }
+
+    /// A change its own write announced on PostgreSQL (`store::Then::Announce`, a NOTIFY in the
+    /// write's statement); on SQLite it goes out here, as [`Self::changed`].
+    pub fn announced(&self, conversation_id: &str) {
+        if self.notify.is_none() {
+            self.changed(conversation_id);
+        }
     }
 
     pub fn piece(&self, piece: Piece) {
@@ -126,24 +145,21 @@ impl ConversationEvents {
         &self.owners
     }
 
-    /// Wakes `worker` on every change that reaches this process. On PostgreSQL a web process
-    /// records work and announces it; this is how a worker in another process hears of it at
-    /// once instead of at its next idle look.
+    /// Wakes `worker` whenever a job is queued, in any process. On PostgreSQL a web process
+    /// records work and the database announces the job (`tourguide_jobs`); this is how a worker
+    /// in another process hears of it at once instead of at its next idle look. Only a queued job
+    /// wakes it: a change that queues nothing (the worker's own settle, say) would cost it a
+    /// `claim_job` for nothing.
     pub fn wake_on_changes(&self, worker: crate::worker::WorkerHandle) {
         if self.notify.is_none() {
             return;
         }
-        let mut changes = self.subscribe();
+        let queued = self.queued.clone();
         let mut shutdown = self.shutdown.clone();
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    change = changes.recv() => match change {
-                        // A piece of a reply is no work for a worker.
-                        Ok(Change::Piece(_)) => {}
-                        Ok(Change::Changed(_)) | Err(broadcast::error::RecvError::Lagged(_)) => worker.wake(),
-                        Err(broadcast::error::RecvError::Closed) => return,
-                    },
+                    _ = queued.notified() => worker.wake(),
                     _ = shutdown.changed() => return,
                 }
             }
@@ -154,7 +170,7 @@ impl ConversationEvents {
 /// Sends the queued changes as NOTIFY, one after the other, so they arrive in order. Pieces that
 /// queued up while a NOTIFY was on its way go out together: one round trip per batch, not per
 /// token. A failed NOTIFY is only a missed wake-up.
-async fn notifier(pool: PgPool, mut changes: mpsc::UnboundedReceiver<Change>) {
+async fn notifier(pool: PgConnections, mut changes: mpsc::UnboundedReceiver<Change>) {
     let mut batch = Vec::new();
     while changes.recv_many(&mut batch, 256).await > 0 {
         for (channel, payload) in payloads(std::mem::take(&mut batch)) {
@@ -220,9 +236,16 @@ fn payloads(batch: Vec<Change>) -> Vec<(&'static str, String)> {
     out
 }
 
+/// Where the listener hands what it hears: the streams' changes, and the worker's wake-up.
+struct Heard {
+    changes: broadcast::Sender<Change>,
+    queued: Arc<tokio::sync::Notify>,
+}
+
 /// This process's one LISTEN connection, fanned out to its streams. A dropped connection is made
 /// again after a pause that doubles up to half a minute.
-async fn listener(pool: PgPool, sender: broadcast::Sender<Change>, mut shutdown: watch::Receiver<bool>) {
+async fn listener(pool: PgConnections, heard: Heard, mut shutdown: watch::Receiver<bool>) {
+    let sender = &heard.changes;
     let mut retry = FIRST_RETRY;
     let mut lost = false;
     loop {
@@ -235,10 +258,12 @@ async fn listener(pool: PgPool, sender: broadcast::Sender<Change>, mut shutdown:
                 if lost {
                     tracing::info!("listening for changes again");
                     let _ = sender.send(Change::Changed(Arc::from(EVERY)));
+                    heard.queued.notify_one();
                 }
                 loop {
                     tokio::select! {
                         received = listener.try_recv() => match received {
+                            Ok(Some(notification)) if notification.channel() == JOBS => heard.queued.notify_one(),
                             Ok(Some(notification)) => {
                                 let change = if notification.channel() == PIECES {
                                     match serde_json::from_str::<Piece>(notification.payload()) {
@@ -274,9 +299,9 @@ async fn listener(pool: PgPool, sender: broadcast::Sender<Change>, mut shutdown:
     }
 }
 
-async fn connect(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
-    let mut listener = PgListener::connect_with(pool).await?;
-    listener.listen_all([CHANNEL, PIECES]).await?;
+async fn connect(pool: &PgConnections) -> Result<PgListener, sqlx::Error> {
+    let mut listener = pool.listener().await?;
+    listener.listen_all([CHANNEL, PIECES, JOBS]).await?;
     Ok(listener)
 }
 
@@ -302,7 +327,7 @@ pub async fn stream(
         let _ = shutdown.wait_for(|stopped| *stopped).await;
     };
     let open = crate::telemetry::OpenStream::open();
-    let events = futures::StreamExt::take_until(changes(events.subscribe(), id), until_shutdown);
+    let events = futures::StreamExt::take_until(changes(events.subscribe(), id, store), until_shutdown);
     // The guard goes with the stream: however the stream ends, dropping it closes the count.
     let events = futures::StreamExt::map(events, move |event| {
         let _ = &open;
@@ -311,30 +336,79 @@ pub async fn stream(
     Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response()
 }
 
-fn changes(receiver: broadcast::Receiver<Change>, id: String) -> impl Stream<Item = Result<Event, Infallible>> {
+/// What one page's stream holds: its conversation, and the reply being written as it renders it.
+struct Listening {
+    receiver: broadcast::Receiver<Change>,
+    id: String,
+    store: Store,
+    live: LiveHtml,
+}
+
+fn changes(
+    receiver: broadcast::Receiver<Change>,
+    id: String,
+    store: Store,
+) -> impl Stream<Item = Result<Event, Infallible>> {
     // Browsers drop an event whose data is empty, so every event carries data.
     let ready_id = id.clone();
     let ready = stream::once(async move { Ok(Event::default().event("ready").data(ready_id)) });
-    let changed = stream::unfold((receiver, id), |(mut receiver, id)| async move {
+    let listening = Listening { receiver, id, store, live: LiveHtml::default() };
+    let changed = stream::unfold(listening, |mut state| async move {
+        let event = state.next().await?;
+        Some((Ok(event), state))
+    });
+    futures::StreamExt::chain(ready, changed)
+}
+
+impl Listening {
+    /// The next event for the page: a change, a piece of the reply, or the reply rendered so far
+    /// (issue 40: as markdown while it grows) when one is due. `None` when the fan-out closed.
+    async fn next(&mut self) -> Option<Event> {
         loop {
-            match receiver.recv().await {
-                Ok(Change::Changed(changed)) if *changed == *id || &*changed == EVERY => {
-                    return Some((Ok(Event::default().event("changed").data(id.as_str())), (receiver, id)));
+            let due = self.live.due();
+            let received = tokio::select! {
+                received = self.receiver.recv() => Some(received),
+                _ = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => None,
+            };
+            let Some(received) = received else {
+                match self.rendered().await {
+                    Some(event) => return Some(event),
+                    None => continue,
                 }
-                Ok(Change::Piece(piece)) if piece.conversation == id => {
+            };
+            match received {
+                Ok(Change::Changed(changed)) if *changed == *self.id || &*changed == EVERY => {
+                    return Some(Event::default().event("changed").data(self.id.as_str()));
+                }
+                Ok(Change::Piece(piece)) if piece.conversation == self.id => {
+                    self.live.piece(&piece.draft, piece.offset, &piece.text);
                     let data = serde_json::json!({ "draft": piece.draft, "offset": piece.offset, "text": piece.text });
-                    return Some((Ok(Event::default().event("piece").data(data.to_string())), (receiver, id)));
+                    return Some(Event::default().event("piece").data(data.to_string()));
                 }
                 Ok(_) => continue,
                 // Missed some: say "changed" to be safe, the page reloads once.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    return Some((Ok(Event::default().event("changed").data(id.as_str())), (receiver, id)));
+                    return Some(Event::default().event("changed").data(self.id.as_str()));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
-    });
-    futures::StreamExt::chain(ready, changed)
+    }
+
+    /// The reply rendered so far, as an "html" event, if there is something new to show. A stream
+    /// that joined the reply mid-way first reads the text in front from the saved draft; when the
+    /// draft is not that far yet, the next piece tries again.
+    async fn rendered(&mut self) -> Option<Event> {
+        if self.live.behind() {
+            match self.store.draft(&self.id).await {
+                Ok(Some((key, text))) => self.live.saved(key, text),
+                Ok(None) => {}
+                Err(error) => tracing::warn!(%error, "the reply so far could not be read for an open page"),
+            }
+        }
+        let rendered = self.live.render()?;
+        Some(Event::default().event("html").data(serde_json::to_string(&rendered).ok()?))
+    }
 }
 
 #[cfg(test)]

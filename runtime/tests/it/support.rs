@@ -283,7 +283,7 @@ pub async fn open_db(location: &Location) -> Db {
 /// that lets reads through and holds every write.
 pub enum WriteLock {
     Sqlite(db::Checkout),
-    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+    Postgres(db::PgTx),
 }
 
 impl WriteLock {

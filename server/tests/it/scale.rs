@@ -188,25 +188,6 @@ async fn requests_after_the_database_ended_the_pools_connections_are_served() {
     server.stop().await;
 }
 
-/// PostgreSQL only: a conversation's snapshot (the page, the conversation's read, a poll from
-/// nothing) is one transaction that sees one moment and writes nothing, begun in one statement.
-#[tokio::test]
-async fn a_snapshot_on_postgresql_is_one_repeatable_read_transaction() {
-    let server = TestServer::start().await;
-    let db::Db::Postgres(pool) = server.store().db() else {
-        server.stop().await;
-        return; // SQLite's read transaction sees one moment as it is.
-    };
-    let mut tx = pool.begin_with(server::store::PG_SNAPSHOT_BEGIN).await.unwrap();
-    let isolation: String = sqlx::query_scalar("SHOW transaction_isolation").fetch_one(&mut *tx).await.unwrap();
-    let read_only: String = sqlx::query_scalar("SHOW transaction_read_only").fetch_one(&mut *tx).await.unwrap();
-    assert_eq!((isolation.as_str(), read_only.as_str()), ("repeatable read", "on"));
-    let write = sqlx::query("DELETE FROM sessions").execute(&mut *tx).await;
-    assert!(write.is_err(), "a snapshot writes nothing");
-    drop(tx);
-    server.stop().await;
-}
-
 /// PostgreSQL only: the LISTEN connection of a web process is cut; the process makes it again,
 /// tells its open pages to look (they may have missed something), and hears changes again.
 #[tokio::test]

@@ -1,0 +1,334 @@
+//! The PostgreSQL connections of a process, handed out for one statement, one transaction or one
+//! request at a time: [`crate::Connections`]' counterpart for PostgreSQL.
+//!
+//! Why not sqlx's `PgPool`: as a connection goes back it pings it (sqlx-core's `return_to_pool`,
+//! unconditional, not configurable in 0.9), a Sync and a wait for ReadyForQuery, so every pooled
+//! statement cost two round trips to the database, and a request's every statement one more
+//! (counted on the wire in `server/tests/it/round_trips.rs`). A connection here goes back as it
+//! is: what a cancelled statement left (rows on their way, its ReadyForQuery) is read and dropped
+//! by sqlx before the next user's statement (`wait_until_ready` at the start of each command), and
+//! a transaction dropped unended queues its ROLLBACK on the connection ahead of the next user's
+//! statement, so nothing needs flushing when it comes back. The ping stays where it is a real
+//! health check: before handing out a connection idle for [`CHECKED_AFTER_IDLE`] or longer
+//! (HikariCP's rule), so one broken while it sat (a database restart) is replaced before a request
+//! meets it.
+
+use std::ops::{Deref, DerefMut};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures_core::future::BoxFuture;
+use futures_core::stream::BoxStream;
+use futures_util::TryStreamExt;
+use sqlx::postgres::{
+    PgConnectOptions, PgConnection, PgListener, PgPoolOptions, PgQueryResult, PgRow, PgStatement, PgTransactionManager,
+    PgTypeInfo, Postgres,
+};
+use sqlx::{ConnectOptions, Connection, Either, Execute, Executor, SqlSafeStr, SqlStr};
+use sqlx_core::ext::async_stream::TryAsyncStream;
+use sqlx_core::transaction::TransactionManager;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// A connection idle this long is pinged before it is handed out; one used more recently is taken
+/// as it is (HikariCP's `aliveBypassWindowMs`, 500 ms).
+pub const CHECKED_AFTER_IDLE: Duration = Duration::from_millis(500);
+/// How long a statement waits for a connection before it fails, as with sqlx's pool.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Up to `size` connections to one PostgreSQL database, opened when first needed. Cheap to clone.
+#[derive(Clone)]
+pub struct PgConnections(Arc<Shared>);
+
+struct Shared {
+    options: PgConnectOptions,
+    /// Each with the moment it came back; the most recently used is taken first, so a quiet
+    /// process keeps using a few warm connections (their prepared statements) and lets the
+    /// others sit.
+    idle: Mutex<Vec<(PgConnection, Instant)>>,
+    permits: Arc<Semaphore>,
+    size: u32,
+}
+
+impl std::fmt::Debug for PgConnections {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PgConnections")
+            .field("size", &self.0.size)
+            .field("available", &self.0.permits.available_permits())
+            .finish()
+    }
+}
+
+impl PgConnections {
+    /// A pool of at most `size` connections; one is opened now, so a database that cannot be
+    /// reached fails here and not at the first statement.
+    pub async fn open(options: PgConnectOptions, size: u32) -> Result<PgConnections, sqlx::Error> {
+        let first = options.connect().await?;
+        let size = size.max(1);
+        Ok(PgConnections(Arc::new(Shared {
+            options,
+            idle: Mutex::new(vec![(first, Instant::now())]),
+            permits: Arc::new(Semaphore::new(size as usize)),
+            size,
+        })))
+    }
+
+    /// A connection of this pool, for as long as the checkout lives; waits while all are out.
+    /// Holding one for a whole request spares nothing on the wire any more (the release costs
+    /// nothing), but keeps the request's statements in order on one session.
+    pub async fn acquire(&self) -> Result<PgCheckout, sqlx::Error> {
+        let permit = match self.0.permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                tokio::time::timeout(ACQUIRE_TIMEOUT, self.0.permits.clone().acquire_owned())
+                    .await
+                    .map_err(|_| sqlx::Error::PoolTimedOut)?
+                    .map_err(|_| sqlx::Error::PoolClosed)?
+            }
+            Err(tokio::sync::TryAcquireError::Closed) => return Err(sqlx::Error::PoolClosed),
+        };
+        loop {
+            let idle = self.0.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
+            let Some((mut connection, since)) = idle else { break };
+            if since.elapsed() < CHECKED_AFTER_IDLE || connection.ping().await.is_ok() {
+                return Ok(PgCheckout { connection: Some(connection), shared: self.0.clone(), _permit: permit });
+            }
+            // A broken connection is dropped; the next idle one, or a new one, serves instead.
+            let _ = connection.close_hard().await;
+        }
+        let connection = self.0.options.connect().await?;
+        Ok(PgCheckout { connection: Some(connection), shared: self.0.clone(), _permit: permit })
+    }
+
+    /// A transaction on a connection of this pool (`BEGIN`).
+    pub async fn begin(&self) -> Result<PgTx, sqlx::Error> {
+        PgTx::begin(self.acquire().await?, None).await
+    }
+
+    /// A transaction begun by `statement`, such as `BEGIN ISOLATION LEVEL REPEATABLE READ`.
+    pub async fn begin_with(&self, statement: impl SqlSafeStr) -> Result<PgTx, sqlx::Error> {
+        PgTx::begin(self.acquire().await?, Some(statement.into_sql_str())).await
+    }
+
+    /// A `LISTEN` connection of its own, beside the pool (it stays out for the process's life).
+    pub async fn listener(&self) -> Result<PgListener, sqlx::Error> {
+        let pool = PgPoolOptions::new().max_connections(1).connect_lazy_with(self.0.options.clone());
+        PgListener::connect_with(&pool).await
+    }
+
+    /// Refuses further checkouts and closes the idle connections; one that is out is dropped when
+    /// it comes back.
+    pub async fn close(&self) {
+        self.0.permits.close();
+        let idle = std::mem::take(&mut *self.0.idle.lock().unwrap_or_else(PoisonError::into_inner));
+        for (connection, _) in idle {
+            let _ = connection.close().await;
+        }
+    }
+}
+
+/// A connection taken from [`PgConnections`]; it goes back, as it is, when this is dropped.
+pub struct PgCheckout {
+    connection: Option<PgConnection>,
+    shared: Arc<Shared>,
+    // Dropped after `drop` has put the connection back, so whoever it wakes finds it.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Deref for PgCheckout {
+    type Target = PgConnection;
+
+    fn deref(&self) -> &PgConnection {
+        self.connection.as_ref().expect("a checkout holds its connection until dropped")
+    }
+}
+
+impl DerefMut for PgCheckout {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        self.connection.as_mut().expect("a checkout holds its connection until dropped")
+    }
+}
+
+impl Drop for PgCheckout {
+    fn drop(&mut self) {
+        let Some(connection) = self.connection.take() else { return };
+        if !self.shared.permits.is_closed() {
+            self.shared.idle.lock().unwrap_or_else(PoisonError::into_inner).push((connection, Instant::now()));
+        }
+    }
+}
+
+/// A transaction on a checked-out connection: [`PgTx::commit`] or [`PgTx::rollback`] ends it, and
+/// dropping it unended rolls it back (queued on the connection ahead of its next user).
+pub struct PgTx {
+    checkout: PgCheckout,
+    open: bool,
+}
+
+impl PgTx {
+    async fn begin(mut checkout: PgCheckout, statement: Option<SqlStr>) -> Result<PgTx, sqlx::Error> {
+        PgTransactionManager::begin(&mut checkout, statement).await?;
+        Ok(PgTx { checkout, open: true })
+    }
+
+    pub async fn commit(mut self) -> Result<(), sqlx::Error> {
+        PgTransactionManager::commit(&mut self.checkout).await?;
+        self.open = false;
+        Ok(())
+    }
+
+    pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
+        PgTransactionManager::rollback(&mut self.checkout).await?;
+        self.open = false;
+        Ok(())
+    }
+}
+
+impl Deref for PgTx {
+    type Target = PgConnection;
+
+    fn deref(&self) -> &PgConnection {
+        &self.checkout
+    }
+}
+
+impl DerefMut for PgTx {
+    fn deref_mut(&mut self) -> &mut PgConnection {
+        &mut self.checkout
+    }
+}
+
+impl Drop for PgTx {
+    fn drop(&mut self) {
+        if self.open {
+            PgTransactionManager::start_rollback(&mut self.checkout);
+        }
+    }
+}
+
+/// Each statement takes a connection for its own length, as it would from sqlx's pool.
+impl<'p> Executor<'p> for &'_ PgConnections {
+    type Database = Postgres;
+
+    fn fetch_many<'e, 'q: 'e, E>(self, query: E) -> BoxStream<'e, Result<Either<PgQueryResult, PgRow>, sqlx::Error>>
+    where
+        E: 'q + Execute<'q, Postgres>,
+    {
+        let pool = self.clone();
+        Box::pin(TryAsyncStream::new(move |yielder| async move {
+            let mut connection = pool.acquire().await?;
+            let mut rows = connection.fetch_many(query);
+            while let Some(row) = rows.try_next().await? {
+                yielder.r#yield(row).await;
+            }
+            Ok(())
+        }))
+    }
+
+    fn fetch_optional<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<Option<PgRow>, sqlx::Error>>
+    where
+        E: 'q + Execute<'q, Postgres>,
+    {
+        let pool = self.clone();
+        Box::pin(async move { pool.acquire().await?.fetch_optional(query).await })
+    }
+
+    fn execute<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<PgQueryResult, sqlx::Error>>
+    where
+        E: 'q + Execute<'q, Postgres>,
+    {
+        let pool = self.clone();
+        Box::pin(async move { pool.acquire().await?.execute(query).await })
+    }
+
+    fn fetch_all<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<Vec<PgRow>, sqlx::Error>>
+    where
+        E: 'q + Execute<'q, Postgres>,
+    {
+        let pool = self.clone();
+        Box::pin(async move { pool.acquire().await?.fetch_all(query).await })
+    }
+
+    fn prepare_with<'e>(
+        self,
+        sql: SqlStr,
+        parameters: &'e [PgTypeInfo],
+    ) -> BoxFuture<'e, Result<PgStatement, sqlx::Error>>
+    where
+        'p: 'e,
+    {
+        let pool = self.clone();
+        Box::pin(async move { pool.acquire().await?.prepare_with(sql, parameters).await })
+    }
+
+    fn describe<'e>(self, sql: SqlStr) -> BoxFuture<'e, Result<sqlx::Describe<Postgres>, sqlx::Error>> {
+        let pool = self.clone();
+        Box::pin(async move { pool.acquire().await?.describe(sql).await })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pool on a scratch database, or `None` without `TOURGUIDE_TEST_POSTGRES`.
+    async fn pool(size: u32) -> Option<PgConnections> {
+        let url = crate::scratch_postgres().await.unwrap()?;
+        let pool = PgConnections::open(url.parse().unwrap(), size).await.unwrap();
+        sqlx::query("CREATE TABLE t (n BIGINT)").execute(&pool).await.unwrap();
+        Some(pool)
+    }
+
+    async fn count(pool: &PgConnections) -> i64 {
+        sqlx::query_scalar("SELECT count(*) FROM t").fetch_one(pool).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_transaction_dropped_unended_is_rolled_back_before_the_connection_serves_again() {
+        let Some(pool) = pool(1).await else { return };
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("INSERT INTO t VALUES (1)").execute(&mut *tx).await.unwrap();
+        drop(tx);
+        assert_eq!(count(&pool).await, 0);
+        let mut tx = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ").await.unwrap();
+        sqlx::query("INSERT INTO t VALUES (2)").execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+        let tx = pool.begin().await.unwrap();
+        tx.rollback().await.unwrap();
+        assert_eq!(count(&pool).await, 1);
+        pool.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_statement_cancelled_midway_leaves_nothing_for_the_next_user() {
+        let Some(pool) = pool(1).await else { return };
+        // Cancelled while the server still works on it: its reply arrives after the drop.
+        let slow = sqlx::query("SELECT pg_sleep(0.3), 7::BIGINT").fetch_one(&pool);
+        assert!(tokio::time::timeout(Duration::from_millis(50), slow).await.is_err());
+        // The one connection serves again, with the next statement's own answer.
+        let n: i64 = sqlx::query_scalar("SELECT 42::BIGINT").fetch_one(&pool).await.unwrap();
+        assert_eq!(n, 42);
+        // Rows read only in part.
+        let mut rows = sqlx::query_scalar::<_, i64>("SELECT generate_series(1, 1000)::BIGINT").fetch(&pool);
+        assert_eq!(rows.try_next().await.unwrap(), Some(1));
+        drop(rows);
+        assert_eq!(count(&pool).await, 0);
+        pool.close().await;
+    }
+
+    #[tokio::test]
+    async fn with_every_connection_out_the_next_statement_waits_for_one_to_come_back() {
+        let Some(pool) = pool(1).await else { return };
+        let held = pool.acquire().await.unwrap();
+        let waiting = tokio::spawn({
+            let pool = pool.clone();
+            async move { sqlx::query("INSERT INTO t VALUES (1)").execute(&pool).await.map(|done| done.rows_affected()) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "the statement waits while the only connection is out");
+        drop(held);
+        assert_eq!(waiting.await.unwrap().unwrap(), 1);
+        assert_eq!(pool.0.idle.lock().unwrap().len(), 1, "one connection served both");
+        pool.close().await;
+    }
+}
