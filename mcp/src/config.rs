@@ -11,6 +11,12 @@
 //! A server runs as a child process (`command`, `args`, `env`, `cwd`) or is reached over
 //! streamable HTTP (`url`, `headers`). `trust` overrides the effect of a tool its annotations give.
 //!
+//! An HTTP server may want OAuth 2.1 instead of a static header (`"auth": "oauth"`, the MCP
+//! authorization spec): `"oauthMode": "shared"` is one sign-in an admin makes for everyone,
+//! `"per_user"` has each user connect their own account. `oauthClientId` (and
+//! `oauthClientSecret`) name a client registered beforehand; without them the client registers
+//! itself (dynamic client registration).
+//!
 //! `closedWorld` names the tools (their MCP names) the admin trusts not to carry what they are
 //! given beyond their own server, whatever their `openWorldHint` says (the spec's default is open
 //! world). An open-world tool that only reads still waits for an approval card once its
@@ -47,6 +53,25 @@ pub struct ServerConfig {
     pub trust: BTreeMap<String, ToolEffect>,
     /// Tools (their MCP names) trusted not to reach the open world, whatever their annotations say.
     pub closed_world: BTreeSet<String>,
+    /// Signs in with OAuth 2.1 (HTTP servers only).
+    pub oauth: Option<OAuthConfig>,
+}
+
+/// How an HTTP server's OAuth sign-in is made and whose it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthConfig {
+    pub mode: OAuthMode,
+    /// A client registered with the authorization server beforehand; `None`: dynamic registration.
+    pub client_id: Option<String>,
+    pub client_secret: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OAuthMode {
+    /// One sign-in, made by an admin, for every user's calls.
+    Shared,
+    /// Each user connects their own account; a call of a user who has not waits until they do.
+    PerUser,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +96,7 @@ impl ServerConfig {
             Transport::Stdio { env, .. } => env.values().map(String::as_str).collect(),
             Transport::Http { url, headers } => {
                 let mut secrets: Vec<&str> = headers.values().map(String::as_str).collect();
+                secrets.extend(self.oauth.as_ref().and_then(|oauth| oauth.client_secret.as_deref()));
                 let after_scheme = url.split_once("://").map_or(url.as_str(), |(_, rest)| rest);
                 let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or_default();
                 if let Some((userinfo, _)) = authority.rsplit_once('@') {
@@ -134,9 +160,21 @@ struct Entry {
     /// Written by some clients; the transport follows from `command` or `url` here.
     #[serde(rename = "type")]
     _kind: Option<String>,
+    auth: Option<String>,
+    #[serde(rename = "oauthMode", alias = "oauth_mode")]
+    oauth_mode: Option<String>,
+    #[serde(rename = "oauthClientId", alias = "oauth_client_id")]
+    oauth_client_id: Option<String>,
+    #[serde(rename = "oauthClientSecret", alias = "oauth_client_secret")]
+    oauth_client_secret: Option<String>,
 }
 
 impl McpConfig {
+    /// Whether a server signs in with OAuth, whose tokens are kept encrypted with a key.
+    pub fn wants_token_key(&self) -> bool {
+        self.servers.iter().any(|server| server.oauth.is_some())
+    }
+
     pub fn load(path: &Path) -> Result<McpConfig, McpConfigError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path)
@@ -219,7 +257,54 @@ fn server(name: String, entry: Entry) -> Result<ServerConfig, String> {
             return Err(format!("server {name:?}: closedWorld names tool {tool:?} twice"));
         }
     }
-    Ok(ServerConfig { name, transport, trust, closed_world })
+    let oauth =
+        oauth(&name, &transport, entry.auth, entry.oauth_mode, entry.oauth_client_id, entry.oauth_client_secret)?;
+    Ok(ServerConfig { name, transport, trust, closed_world, oauth })
+}
+
+fn oauth(
+    name: &str,
+    transport: &Transport,
+    auth: Option<String>,
+    mode: Option<String>,
+    client_id: Option<String>,
+    client_secret: Option<String>,
+) -> Result<Option<OAuthConfig>, String> {
+    match auth.as_deref() {
+        None if mode.is_some() || client_id.is_some() || client_secret.is_some() => {
+            Err(format!("server {name:?}: oauthMode, oauthClientId and oauthClientSecret need \"auth\": \"oauth\""))
+        }
+        None => Ok(None),
+        Some("oauth") => {
+            let Transport::Http { headers, .. } = transport else {
+                return Err(format!("server {name:?} runs a command; \"auth\": \"oauth\" belongs to a url"));
+            };
+            if headers.keys().any(|header| header.eq_ignore_ascii_case("authorization")) {
+                return Err(format!(
+                    "server {name:?} signs in with OAuth; its Authorization header comes from the sign-in, not from headers"
+                ));
+            }
+            let mode = match mode.as_deref() {
+                Some("shared") => OAuthMode::Shared,
+                Some("per_user") => OAuthMode::PerUser,
+                Some(other) => {
+                    return Err(format!("server {name:?}: oauthMode {other:?} is not \"shared\" or \"per_user\""))
+                }
+                None => {
+                    return Err(format!(
+                        "server {name:?} signs in with OAuth: give \"oauthMode\": \"shared\" (one sign-in by an admin) \
+                         or \"per_user\" (each user connects their own account)"
+                    ))
+                }
+            };
+            let client_id = client_id.filter(|id| !id.trim().is_empty());
+            if client_secret.is_some() && client_id.is_none() {
+                return Err(format!("server {name:?}: oauthClientSecret needs the oauthClientId it belongs to"));
+            }
+            Ok(Some(OAuthConfig { mode, client_id, client_secret: client_secret.filter(|secret| !secret.is_empty()) }))
+        }
+        Some(other) => Err(format!("server {name:?}: auth {other:?} is not \"oauth\" (the only kind of sign-in)")),
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +334,40 @@ mod tests {
         );
         assert_eq!(McpConfig::parse(r#"{"mcpServers": {}}"#).unwrap().elicitation_timeout, DEFAULT_ELICITATION_TIMEOUT);
         assert_eq!(McpConfig::parse(r#"{"mcpServers": {}}"#).unwrap().call_timeout, DEFAULT_CALL_TIMEOUT);
+    }
+
+    #[test]
+    fn an_oauth_server_is_read_and_its_problems_are_named() {
+        let config = McpConfig::parse(
+            r#"{ "mcpServers": {
+                "shared": { "url": "https://a.example/mcp", "auth": "oauth", "oauthMode": "shared" },
+                "mine": { "url": "https://b.example/mcp", "auth": "oauth", "oauth_mode": "per_user",
+                          "oauthClientId": "tourguide", "oauthClientSecret": "s3cret-value" } } }"#,
+        )
+        .unwrap();
+        let mine = &config.servers[0];
+        assert_eq!(
+            mine.oauth,
+            Some(OAuthConfig {
+                mode: OAuthMode::PerUser,
+                client_id: Some("tourguide".into()),
+                client_secret: Some("s3cret-value".into())
+            })
+        );
+        assert!(mine.secrets().contains(&"s3cret-value"));
+        assert_eq!(config.servers[1].oauth.as_ref().map(|oauth| oauth.mode), Some(OAuthMode::Shared));
+        let problem = |entry: &str| McpConfig::parse(&format!(r#"{{"mcpServers": {{"a": {entry}}}}}"#)).unwrap_err();
+        assert!(problem(r#"{"url": "https://h", "auth": "oauth"}"#).contains("oauthMode"));
+        assert!(problem(r#"{"url": "https://h", "auth": "oauth", "oauthMode": "everyone"}"#).contains("everyone"));
+        assert!(problem(r#"{"url": "https://h", "auth": "basic"}"#).contains("basic"));
+        assert!(problem(r#"{"command": "x", "auth": "oauth", "oauthMode": "shared"}"#).contains("belongs to a url"));
+        assert!(problem(r#"{"url": "https://h", "oauthMode": "shared"}"#).contains("need \"auth\""));
+        assert!(problem(
+            r#"{"url": "https://h", "auth": "oauth", "oauthMode": "shared", "headers": {"authorization": "Bearer x"}}"#
+        )
+        .contains("Authorization header"));
+        assert!(problem(r#"{"url": "https://h", "auth": "oauth", "oauthMode": "shared", "oauthClientSecret": "x"}"#)
+            .contains("needs the oauthClientId"));
     }
 
     #[test]

@@ -143,6 +143,13 @@ fn http_problem(error: &StreamableHttpError<reqwest::Error>) -> Problem {
         StreamableHttpError::Client(client) => reqwest_problem(client),
         StreamableHttpError::HttpStatus(status) => refused(status.status),
         StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_) => Problem::CredentialsRefused,
+        // An OAuth sign-in that is no good any more; a refresh that failed on the way (the
+        // authorization server away, the vault) is not a refusal, and forgets nothing.
+        StreamableHttpError::Auth(
+            rmcp::transport::auth::AuthError::AuthorizationRequired
+            | rmcp::transport::auth::AuthError::TokenRefreshRejected(_),
+        ) => Problem::CredentialsRefused,
+        StreamableHttpError::Auth(_) => Problem::Unreachable,
         StreamableHttpError::Io(io) => io_problem(io, false),
         StreamableHttpError::UnexpectedEndOfStream
         | StreamableHttpError::TransportChannelClosed
@@ -387,7 +394,7 @@ mod tests {
 
     async fn connect(config: &ServerConfig) -> Failure {
         let older = std::sync::atomic::AtomicBool::new(false);
-        match crate::session::Session::connect(config, &older, None).await {
+        match crate::session::Session::connect_as(config, &older, None, None).await {
             Ok(_) => panic!("{} connected", config.name),
             Err(failure) => failure,
         }

@@ -49,6 +49,9 @@ pub struct Config {
     pub public_url: Option<PublicUrl>,
     /// Where and as whom mail is sent (`--smtp-url`, `--mail-from`); `None`: no mail.
     pub mail: Option<crate::mail::MailConfig>,
+    /// Seals the tokens of MCP servers that sign in with OAuth (`TOURGUIDE_TOKEN_KEY`, from the
+    /// environment only); required once such a server is configured.
+    pub token_key: Option<crate::token_key::TokenKey>,
 }
 
 /// `--public-url`: the scheme and host people use, without a path.
@@ -143,6 +146,17 @@ pub enum ConfigError {
     NothingToRun,
     #[error(transparent)]
     Mcp(#[from] mcp::McpConfigError),
+    #[error(
+        "MCP server \"{0}\" signs in with OAuth and its tokens are kept encrypted: set TOURGUIDE_TOKEN_KEY to 32 random \
+         bytes as 64 hex digits (e.g. from `openssl rand -hex 32`), the same in every process, kept apart from the \
+         database and its backups"
+    )]
+    TokenKeyMissing(String),
+    #[error(
+        "TOURGUIDE_TOKEN_KEY is not a key: give 32 random bytes as 64 hex digits or in base64 (e.g. from `openssl rand \
+         -hex 32`)"
+    )]
+    BadTokenKey,
     #[error("{0}")]
     Help(String),
 }
@@ -404,7 +418,17 @@ impl Config {
             Some(text) => crate::proxies::TrustedProxies::parse(&text).ok_or(ConfigError::BadTrustedProxies(text))?,
         };
         let mail = mail_config(args.smtp_url, args.mail_from, &env)?;
+        let token_key = match env(crate::token_key::TOKEN_KEY_VARIABLE).filter(|text| !text.trim().is_empty()) {
+            None => None,
+            Some(text) => Some(crate::token_key::TokenKey::parse(&text).ok_or(ConfigError::BadTokenKey)?),
+        };
+        if let (Some(mcp), None) = (&mcp, &token_key) {
+            if let Some(server) = mcp.servers.iter().find(|server| server.oauth.is_some()) {
+                return Err(ConfigError::TokenKeyMissing(server.name.clone()));
+            }
+        }
         Ok(Config {
+            token_key,
             mail,
             trusted_proxies,
             public_url,
@@ -468,6 +492,28 @@ mod tests {
                 ConfigError::BadAttachmentLimit(bad.to_string())
             );
         }
+    }
+
+    #[test]
+    fn an_oauth_server_needs_the_token_key_and_a_bad_key_is_named() {
+        let folder = tempfile::tempdir().unwrap();
+        let file = folder.path().join("mcp.json");
+        std::fs::write(
+            &file,
+            r#"{"mcpServers": {"crm": {"url": "https://crm.example/mcp", "auth": "oauth", "oauthMode": "per_user"}}}"#,
+        )
+        .unwrap();
+        let path = file.to_str().unwrap();
+        let missing = parse(&[], &["--mcp-config", path]).unwrap_err().to_string();
+        assert!(missing.contains("\"crm\"") && missing.contains("TOURGUIDE_TOKEN_KEY"), "{missing}");
+        let key = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+        let secret_looking = "not-a-key-but-a-secret";
+        let bad = parse(&[("TOURGUIDE_TOKEN_KEY", secret_looking)], &["--mcp-config", path]).unwrap_err().to_string();
+        assert!(bad.contains("TOURGUIDE_TOKEN_KEY is not a key") && !bad.contains(secret_looking), "{bad}");
+        let config = parse(&[("TOURGUIDE_TOKEN_KEY", key)], &["--mcp-config", path]).unwrap();
+        assert_eq!(config.token_key, crate::token_key::TokenKey::parse(key));
+        // Without an OAuth server no key is needed.
+        assert_eq!(parse(&[], &[]).unwrap().token_key, None);
     }
 
     #[test]

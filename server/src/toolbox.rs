@@ -1,14 +1,18 @@
 //! The tools page's service: the runtime's built-in tools and, per MCP server, its state and its
 //! tools, as view models; for an admin, whether users may always allow each tool that can wait
-//! for a card for themselves.
+//! for a card for themselves. An OAuth server shows whether the reader's sign-in (or the shared
+//! one) is there, and Disconnect forgets it.
 
 use std::sync::Arc;
 
 use app::backend::{CurrentUser, ToolsBackend};
 use app::error::AppError;
-use app::model::{McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView, ToolsView};
+use app::i18n::Text;
+use app::model::{
+    McpOAuthView, McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView, ToolsView,
+};
 use async_trait::async_trait;
-use mcp::{McpHub, Place, Problem, ServerState};
+use mcp::{McpHub, OAuthMode, Place, Problem, ServerState, TokenOwner};
 use runtime::{Runtime, ToolEffect, ToolSpec};
 
 use crate::store::Store;
@@ -81,11 +85,22 @@ impl ToolsBackend for ToolsService {
             .filter(|tool| tool.spec.origin.is_none())
             .map(|tool| view(&tool.spec, permits))
             .collect();
-        let servers = self
-            .mcp
-            .iter()
-            .flat_map(McpHub::servers)
-            .map(|server| McpServerView {
+        let mut servers = Vec::new();
+        for server in self.mcp.iter().flat_map(McpHub::servers) {
+            let oauth = match (server.oauth, &self.mcp) {
+                (Some(mode), Some(hub)) => {
+                    let owner = TokenOwner::of(mode, user.id);
+                    let connected = hub.connected(&server.name, owner).await.map_err(|error| {
+                        tracing::error!(server = %server.name, %error, "an MCP sign-in cannot be read");
+                        AppError::Internal
+                    })?;
+                    let shared = mode == OAuthMode::Shared;
+                    Some(McpOAuthView { shared, connected, may_change: !shared || user.admin })
+                }
+                _ => None,
+            };
+            servers.push(McpServerView {
+                oauth,
                 name: server.name,
                 place: user.admin.then_some(match server.place {
                     Place::Url(url) => McpPlaceView::Url(url),
@@ -94,13 +109,28 @@ impl ToolsBackend for ToolsService {
                 status: match server.state {
                     ServerState::Starting => McpServerStatus::Starting,
                     ServerState::Ready => McpServerStatus::Ready,
+                    ServerState::SignInNeeded => McpServerStatus::SignInNeeded,
                     ServerState::Down { problem, retry_in } => {
                         McpServerStatus::Down { problem: problem_view(problem), retry_in_seconds: retry_in.as_secs() }
                     }
                 },
                 tools: server.tools.iter().map(|spec| view(spec, permits)).collect(),
-            })
-            .collect();
+            });
+        }
         Ok(ToolsView { built_in, servers })
+    }
+
+    async fn disconnect(&self, user: &CurrentUser, server: &str) -> Result<(), AppError> {
+        let hub = self.mcp.as_ref().ok_or(AppError::Invalid(Text::ErrorMcpNotOAuth))?;
+        let mode = hub.oauth_mode(server).ok_or(AppError::Invalid(Text::ErrorMcpNotOAuth))?;
+        if mode == OAuthMode::Shared && !user.admin {
+            return Err(AppError::Forbidden);
+        }
+        let forgotten = hub.sign_out(server, TokenOwner::of(mode, user.id)).await.map_err(|error| {
+            tracing::error!(server, %error, "an MCP sign-in cannot be forgotten");
+            AppError::Internal
+        })?;
+        tracing::info!(server, user = user.id, forgotten, "an MCP sign-in was disconnected");
+        Ok(())
     }
 }

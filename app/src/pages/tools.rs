@@ -1,13 +1,18 @@
 //! The tools the assistant is offered: the built-in ones, and per MCP server its state (connecting,
 //! connected, or down with the kind of problem and the next attempt) and its tools with their effect;
 //! an admin also sees where it is (its URL masked, or its program's name), and permits or
-//! withdraws "always for me" for each tool that can wait for a card (plain forms, no WASM).
+//! withdraws "always for me" for each tool that can wait for a card (plain forms, no WASM). A
+//! server that signs in with OAuth shows whether the reader's sign-in (or the shared one) is
+//! there, with Connect (a page that goes to the authorization server) or Disconnect.
 
 use leptos::prelude::*;
 
-use crate::api::{list_tools, SetPolicyPermit};
+use crate::api::{list_tools, DisconnectMcp, SetPolicyPermit};
 use crate::i18n::{Lang, Text};
-use crate::model::{McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView};
+use crate::model::{
+    mcp_connect_path, McpOAuthView, McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView,
+    ToolView,
+};
 use crate::pages::header::Header;
 use crate::use_lang;
 
@@ -15,7 +20,8 @@ use crate::use_lang;
 pub fn ToolsPage() -> impl IntoView {
     let lang = use_lang();
     let permit = ServerAction::<SetPolicyPermit>::new();
-    let tools = Resource::new(move || permit.version().get(), |_| list_tools());
+    let disconnect = ServerAction::<DisconnectMcp>::new();
+    let tools = Resource::new(move || (permit.version().get(), disconnect.version().get()), |_| list_tools());
     view! {
         <div class="app">
             <Header/>
@@ -24,6 +30,9 @@ pub fn ToolsPage() -> impl IntoView {
                 <p class="lead">{lang.t(Text::ToolsLead)}</p>
                 {move || {
                     permit.value().get().and_then(Result::err).map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
+                }}
+                {move || {
+                    disconnect.value().get().and_then(Result::err).map(|error| view! { <p class="error" role="alert">{error.message(lang)}</p> })
                 }}
                 <Transition fallback=move || view! { <p class="muted">{lang.t(Text::Loading)}</p> }>
                     {move || Suspend::new(async move {
@@ -41,7 +50,7 @@ pub fn ToolsPage() -> impl IntoView {
                                         {tools
                                             .servers
                                             .into_iter()
-                                            .map(|server| view! { <McpServer server lang permit/> })
+                                            .map(|server| view! { <McpServer server lang permit disconnect/> })
                                             .collect_view()}
                                     </section>
                                 }
@@ -57,10 +66,16 @@ pub fn ToolsPage() -> impl IntoView {
 }
 
 #[component]
-fn McpServer(server: McpServerView, lang: Lang, permit: ServerAction<SetPolicyPermit>) -> impl IntoView {
+fn McpServer(
+    server: McpServerView,
+    lang: Lang,
+    permit: ServerAction<SetPolicyPermit>,
+    disconnect: ServerAction<DisconnectMcp>,
+) -> impl IntoView {
     let (state, label, detail) = match &server.status {
         McpServerStatus::Starting => ("starting", lang.t(Text::McpStarting), None),
         McpServerStatus::Ready => ("ready", lang.t(Text::McpReady), None),
+        McpServerStatus::SignInNeeded => ("sign-in", lang.t(Text::McpSignInNeeded), None),
         McpServerStatus::Down { problem, retry_in_seconds } => (
             "down",
             lang.t(Text::McpDown),
@@ -77,6 +92,7 @@ fn McpServer(server: McpServerView, lang: Lang, permit: ServerAction<SetPolicyPe
         McpPlaceView::Program(program) => (lang.t(Text::McpCommand), program),
     });
     let empty = server.tools.is_empty() && server.status != McpServerStatus::Ready;
+    let sign_in = server.oauth.map(|oauth| view! { <McpSignIn server=server.name.clone() oauth lang disconnect/> });
     view! {
         <article class="mcp-server" data-server=server.name.clone() data-state=state>
             <h3>
@@ -86,12 +102,46 @@ fn McpServer(server: McpServerView, lang: Lang, permit: ServerAction<SetPolicyPe
             </h3>
             {place.map(|(label, place)| view! { <p class="place">{label} ": " <code>{place}</code></p> })}
             {detail.map(|detail| view! { <p class="problem">{detail}</p> })}
+            {sign_in}
             {if empty {
                 view! { <p class="muted">{lang.t(Text::McpNoTools)}</p> }.into_any()
             } else {
                 view! { <ToolList tools=server.tools lang permit/> }.into_any()
             }}
         </article>
+    }
+}
+
+/// An OAuth server's sign-in: whose it is, whether it is there, and Connect or Disconnect for a
+/// reader who may change it. No token ever reaches the page.
+#[component]
+fn McpSignIn(
+    server: String,
+    oauth: McpOAuthView,
+    lang: Lang,
+    disconnect: ServerAction<DisconnectMcp>,
+) -> impl IntoView {
+    let whose = if oauth.shared { Text::McpOAuthShared } else { Text::McpOAuthPerUser };
+    let state = if oauth.connected { Text::McpConnected } else { Text::McpNotConnected };
+    let change = oauth.may_change.then(|| {
+        if oauth.connected {
+            view! {
+                <ActionForm action=disconnect attr:class="mcp-disconnect">
+                    <input type="hidden" name="server" value=server.clone()/>
+                    <button type="submit" class="secondary">{lang.t(Text::McpDisconnect)}</button>
+                </ActionForm>
+            }
+            .into_any()
+        } else {
+            view! { <a class="button mcp-connect" href=mcp_connect_path(&server)>{lang.t(Text::McpConnect)}</a> }
+                .into_any()
+        }
+    });
+    view! {
+        <div class="mcp-sign-in" data-connected=oauth.connected.to_string()>
+            <p>{lang.t(whose)} " " <strong class="sign-in-state">{lang.t(state)}</strong></p>
+            {change}
+        </div>
     }
 }
 
