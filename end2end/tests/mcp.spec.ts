@@ -85,6 +85,55 @@ test("declining an MCP server's question tells the server", async ({ page }) => 
   await expect(group).toHaveCount(0);
 });
 
+// A page an MCP server asks the reader to open (URL-mode elicitation). Routed here, so the test
+// sees every request to its host: none before the reader's click.
+const LINK = "https://pay.example/checkout?order=7";
+
+test("an MCP server's link is a card with its host: opened only by the reader's click, in a new tab, and Done goes on", async ({
+  page,
+  context,
+}) => {
+  const errors = watchPageErrors(page);
+  const fetched: { url: string; referer?: string }[] = [];
+  await context.route("https://pay.example/**", async (route) => {
+    fetched.push({ url: route.request().url(), referer: route.request().headers()["referer"] });
+    await route.fulfill({ status: 200, contentType: "text/html", body: "<p>Paid.</p>" });
+  });
+  await toolOffered(page, "everything", "everything.trigger-url-elicitation");
+  await page.goto("/");
+  await newConversation(
+    page,
+    `/mcp everything.trigger-url-elicitation ${JSON.stringify({ url: LINK, message: "Pay for order 7" })}`,
+  );
+  await page.locator(".approval-card").getByRole("button", { name: "Apply" }).click();
+
+  const group = page.getByRole("group", { name: "Reply options" });
+  await expect(group.locator(".link-host")).toHaveText("everything asks you to open a page on pay.example");
+  await expect(group.locator(".link-url")).toHaveText(LINK);
+  const open = group.getByRole("link", { name: "Open" });
+  await expect(open).toHaveAttribute("href", LINK);
+  await expect(open).toHaveAttribute("target", "_blank");
+  await expect(open).toHaveAttribute("rel", "noopener noreferrer");
+  await expect(page.locator(".question").getByRole("button", { name: "Decline" })).toBeVisible();
+  await shoot(page, "mcp-link");
+  expect(fetched).toEqual([]);
+
+  const [tab] = await Promise.all([context.waitForEvent("page"), open.click()]);
+  await expect(tab.locator("p")).toHaveText("Paid.");
+  expect(await tab.evaluate(() => window.opener)).toBeNull();
+  expect(fetched).toEqual([{ url: LINK, referer: undefined }]);
+  await tab.close();
+  // The question waits until the reader says they are done.
+  await expect(group).toBeVisible();
+
+  await group.getByRole("button", { name: "Done" }).click();
+  await expect(page.locator(".messages .message.assistant").last()).toContainText(
+    "User completed the URL elicitation flow",
+  );
+  await expect(group).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
 test("a file write through MCP waits for the card: Cancel leaves the folder alone, Apply writes", async ({ page }) => {
   await toolOffered(page, "files", "files.write_file");
   const file = path.join(FILES, "from-the-chat.txt");

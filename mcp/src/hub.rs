@@ -2,6 +2,10 @@
 //! tools (again when the server says they changed), reconnects with a growing pause when the
 //! server fails or dies, and publishes the tools to the runtime as a [`ToolSource`]. Calls take a
 //! connection of their own from a small pool, so a question a server asks belongs to one call.
+//!
+//! A server that signs in with OAuth is connected with a sign-in's tokens: the shared one, or
+//! for a per-user server, to list its tools, any user's (each call then uses its caller's own).
+//! Until there is one it waits ([`ServerState::SignInNeeded`]), and is told when one is made.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,8 +15,9 @@ use std::time::Duration;
 use runtime::{RegisteredTool, ToolRegistry, ToolSource};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::{McpConfig, Place, ServerConfig};
+use crate::config::{McpConfig, OAuthMode, Place, ServerConfig};
 use crate::live::LiveCalls;
+use crate::oauth::{Access, OAuthFailure, RefreshLocks, Started, TokenOwner, TokenVault};
 use crate::problem::{Failure, Problem};
 use crate::session::Session;
 use crate::tool::McpTool;
@@ -21,6 +26,8 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(60);
 /// Idle call connections kept per server; more are closed once their call is done.
 const IDLE_SESSIONS: usize = 2;
+/// How often a server that waits for a sign-in looks again (one made in another process).
+const SIGN_IN_CHECK: Duration = Duration::from_secs(5);
 
 /// How a server is doing, for the UI. Why it is down is a kind; the library's own words, which
 /// may name the URL with its key, go to the log only (redacted).
@@ -28,6 +35,9 @@ const IDLE_SESSIONS: usize = 2;
 pub enum ServerState {
     Starting,
     Ready,
+    /// An OAuth server nobody has connected yet: shared, an admin connects it; per user, its
+    /// tools are listed once a first user has connected.
+    SignInNeeded,
     /// It failed or died; the next attempt comes after `retry_in`.
     Down {
         problem: Problem,
@@ -44,6 +54,8 @@ pub struct ServerView {
     pub state: ServerState,
     /// Its tools as offered (full names, effects, descriptions).
     pub tools: Vec<Arc<runtime::ToolSpec>>,
+    /// How it signs in, when with OAuth.
+    pub oauth: Option<OAuthMode>,
 }
 
 pub(crate) struct Server {
@@ -55,28 +67,76 @@ pub(crate) struct Server {
     older: AtomicBool,
     /// The supervisor's ear for "the tools changed", which a server may say on any connection.
     tools_changed: Mutex<Option<mpsc::UnboundedSender<()>>>,
+    /// Where OAuth tokens are kept (a server without OAuth has none to keep).
+    vault: Option<Arc<dyn TokenVault>>,
+    locks: Arc<RefreshLocks>,
+    /// Told when a sign-in to this server was made or forgotten here.
+    signed_in: Arc<tokio::sync::Notify>,
 }
 
 impl Server {
-    /// A connection for one call: an idle one, or a new one. `Err` is a sentence for the model
-    /// that names the kind of problem (its detail goes to the log).
-    pub async fn take_session(&self) -> Result<Session, String> {
-        self.connect_for_call().await.map_err(|failure| {
+    /// A connection for one call, signed in as `owner` for an OAuth server: an idle one, or a new
+    /// one. `Err` is a sentence for the model that names the kind of problem (its detail goes to
+    /// the log).
+    pub async fn take_session(&self, owner: Option<TokenOwner>) -> Result<Session, String> {
+        self.connect_for_call(owner).await.map_err(|failure| {
             let problem = failure.detail(&self.config);
             tracing::warn!(server = %self.config.name, %problem, "no MCP connection for a call");
             failure.sentence(&self.config)
         })
     }
 
-    async fn connect_for_call(&self) -> Result<Session, Failure> {
+    /// The sign-in `owner`'s requests carry; `None` for a server without OAuth (or without a vault).
+    pub(crate) fn access(&self, owner: Option<TokenOwner>) -> Option<Access> {
+        Some(Access {
+            vault: self.vault.clone()?,
+            owner: owner?,
+            locks: self.locks.clone(),
+            changed: self.signed_in.clone(),
+        })
+    }
+
+    /// Whether `owner` has a sign-in to this server.
+    pub async fn connected(&self, owner: TokenOwner) -> Result<bool, String> {
+        match &self.vault {
+            Some(vault) => Ok(vault.load(&self.config.name, owner).await?.is_some()),
+            None => Ok(false),
+        }
+    }
+
+    /// The server refused `owner`'s tokens (and a refresh, if any, did not help): they are
+    /// forgotten, and the owner connects again.
+    async fn forget_refused(&self, owner: TokenOwner) {
+        let Some(vault) = &self.vault else { return };
+        match vault.clear(&self.config.name, owner).await {
+            Ok(true) => {
+                tracing::warn!(server = %self.config.name, "the MCP server refused the sign-in's tokens; they are forgotten");
+                self.signed_in.notify_one();
+            }
+            Ok(false) => {}
+            Err(error) => tracing::error!(server = %self.config.name, %error, "a refused sign-in cannot be forgotten"),
+        }
+    }
+
+    async fn connect_for_call(&self, owner: Option<TokenOwner>) -> Result<Session, Failure> {
         loop {
-            let idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+            let idle = {
+                let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                idle.iter().rposition(|session| session.owner == owner).map(|at| idle.remove(at))
+            };
             match idle {
                 Some(session) if session.is_closed() => continue,
                 Some(session) => return Ok(session),
                 None => {
                     let changed = self.tools_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-                    let session = Session::connect(&self.config, &self.older, changed).await?;
+                    let access = self.access(owner);
+                    let connected = Session::connect_as(&self.config, &self.older, changed, access.as_ref()).await;
+                    if let (Err(failure), Some(owner)) = (&connected, owner) {
+                        if failure.problem == Problem::CredentialsRefused {
+                            self.forget_refused(owner).await;
+                        }
+                    }
+                    let session = connected?;
                     if matches!(self.config.transport, crate::config::Transport::Http { .. }) {
                         // The HTTP transport mirrors arguments a tool marks (`x-mcp-header`) into
                         // request headers, from the tool list it saw on this connection.
@@ -131,11 +191,24 @@ impl McpHub {
     /// not wait for a slow or broken server). `registry` is checked so no MCP tool takes the name
     /// of a built-in one.
     pub fn start(config: McpConfig, registry: &ToolRegistry, shutdown: watch::Receiver<bool>) -> McpHub {
+        McpHub::start_with_vault(config, registry, shutdown, None)
+    }
+
+    /// [`McpHub::start`], with the vault that keeps the OAuth servers' tokens (without one, an
+    /// OAuth server waits for a sign-in that cannot be made).
+    pub fn start_with_vault(
+        config: McpConfig,
+        registry: &ToolRegistry,
+        shutdown: watch::Receiver<bool>,
+        vault: Option<Arc<dyn TokenVault>>,
+    ) -> McpHub {
         let reserved = registry.names().map(str::to_string).collect();
+        let locks = Arc::new(RefreshLocks::default());
         let servers: Vec<Arc<Server>> = config
             .servers
             .into_iter()
             .map(|config| {
+                let vault = vault.clone().filter(|_| config.oauth.is_some());
                 Arc::new(Server {
                     config,
                     state: Mutex::new(ServerState::Starting),
@@ -143,6 +216,9 @@ impl McpHub {
                     idle: Mutex::default(),
                     older: AtomicBool::new(false),
                     tools_changed: Mutex::default(),
+                    vault,
+                    locks: locks.clone(),
+                    signed_in: Arc::new(tokio::sync::Notify::new()),
                 })
             })
             .collect();
@@ -179,8 +255,80 @@ impl McpHub {
                     .values()
                     .map(|tool| tool.spec.clone())
                     .collect(),
+                oauth: server.config.oauth.as_ref().map(|oauth| oauth.mode),
             })
             .collect()
+    }
+
+    fn server(&self, name: &str) -> Option<&Arc<Server>> {
+        self.inner.servers.iter().find(|server| server.config.name == name)
+    }
+
+    /// How the server signs in, when it is configured here with OAuth.
+    pub fn oauth_mode(&self, server: &str) -> Option<OAuthMode> {
+        self.server(server)?.config.oauth.as_ref().map(|oauth| oauth.mode)
+    }
+
+    /// Whether `owner` has a sign-in to `server`. `Err` is for the log.
+    pub async fn connected(&self, server: &str, owner: TokenOwner) -> Result<bool, String> {
+        match self.server(server) {
+            Some(found) => found.connected(owner).await,
+            None => Ok(false),
+        }
+    }
+
+    /// Begins a sign-in to `server`; the browser goes to [`Started::url`]. A failure's detail is
+    /// masked for the log.
+    pub async fn begin_sign_in(&self, server: &str, redirect_uri: &str) -> Result<Started, OAuthFailure> {
+        let found = self.oauth_server(server)?;
+        crate::oauth::begin(&found.config, redirect_uri).await.map_err(|failure| masked(failure, &found.config))
+    }
+
+    /// Finishes a sign-in with the callback's `code` (and `iss`, when it names one); the tokens
+    /// are kept for `owner`, and the server's connection is made with them.
+    pub async fn finish_sign_in(
+        &self,
+        server: &str,
+        owner: TokenOwner,
+        pending: &str,
+        code: &str,
+        issuer: Option<&str>,
+    ) -> Result<(), OAuthFailure> {
+        let found = self.oauth_server(server)?;
+        let access = found.access(Some(owner)).ok_or_else(|| OAuthFailure {
+            problem: crate::oauth::OAuthProblem::Storage,
+            detail: "no token vault".to_string(),
+        })?;
+        crate::oauth::finish(&found.config, &access, pending, code, issuer)
+            .await
+            .map_err(|failure| masked(failure, &found.config))?;
+        tracing::info!(server = %server, shared = (owner == TokenOwner::Shared), "signed in to an MCP server");
+        found.signed_in.notify_one();
+        Ok(())
+    }
+
+    /// Forgets `owner`'s sign-in to `server` (its idle connections close); true when there was
+    /// one. `Err` is for the log.
+    pub async fn sign_out(&self, server: &str, owner: TokenOwner) -> Result<bool, String> {
+        let Some(found) = self.server(server) else { return Ok(false) };
+        let Some(vault) = &found.vault else { return Ok(false) };
+        let forgotten = vault.clear(server, owner).await?;
+        found
+            .idle
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .retain(|session| session.owner != Some(owner));
+        found.signed_in.notify_one();
+        Ok(forgotten)
+    }
+
+    fn oauth_server(&self, name: &str) -> Result<&Arc<Server>, OAuthFailure> {
+        self.server(name).filter(|server| server.config.oauth.is_some() && server.vault.is_some()).ok_or_else(|| {
+            OAuthFailure {
+                problem: crate::oauth::OAuthProblem::NotOAuth,
+                detail: format!("{name} does not sign in with OAuth here"),
+            }
+        })
     }
 
     /// Waits until every server is ready or has failed once (for tools and tests that need the
@@ -199,6 +347,23 @@ impl McpHub {
     /// live connection can no longer be answered: say so, and it is withdrawn at once.
     pub fn previous_processes_are_gone(&self) {
         self.inner.live.others_gone.store(true, Ordering::SeqCst);
+    }
+
+    /// This process's name in the questions it holds (see [`McpHub::workers_alive`]).
+    pub fn instance(&self) -> &str {
+        &self.inner.live.instance
+    }
+
+    /// The worker processes alive now (by their heartbeats, under the names [`McpHub::instance`]
+    /// gave them): a question held by any other is withdrawn at once instead of at its time limit.
+    pub fn workers_alive(&self, instances: HashSet<String>) {
+        self.inner.live.workers_alive(instances);
+    }
+
+    /// Worker `instance` is known to have stopped (its heartbeat lapsed) before the next
+    /// [`McpHub::workers_alive`] says so.
+    pub fn worker_stopped(&self, instance: &str) {
+        self.inner.live.worker_stopped(instance);
     }
 
     pub fn elicitation_timeout(&self) -> Duration {
@@ -236,6 +401,37 @@ impl ToolSource for Source {
         self.0.servers.iter().find(|server| server.config.name == server_name)?;
         Some(crate::tool::expired(&self.0.live, state))
     }
+
+    fn held_by_while_absent(&self, name: &str, state: &serde_json::Value) -> Option<Option<String>> {
+        let (server_name, _) = name.split_once('.')?;
+        self.0.servers.iter().find(|server| server.config.name == server_name)?;
+        Some(crate::tool::held_by(state))
+    }
+}
+
+fn masked(failure: OAuthFailure, config: &ServerConfig) -> OAuthFailure {
+    OAuthFailure { problem: failure.problem, detail: crate::redact(&failure.detail, &config.secrets()) }
+}
+
+/// Whose sign-in the supervisor's connection uses: `Ok(None)` for a server without OAuth,
+/// `Err(())` while there is none to use.
+async fn supervisor_owner(server: &Server) -> Result<Option<TokenOwner>, ()> {
+    let Some(oauth) = &server.config.oauth else { return Ok(None) };
+    let Some(vault) = &server.vault else { return Err(()) };
+    let found = match oauth.mode {
+        OAuthMode::Shared => {
+            vault.load(&server.config.name, TokenOwner::Shared).await.map(|stored| stored.map(|_| TokenOwner::Shared))
+        }
+        OAuthMode::PerUser => vault.any_user(&server.config.name).await.map(|user| user.map(TokenOwner::User)),
+    };
+    match found {
+        Ok(Some(owner)) => Ok(Some(owner)),
+        Ok(None) => Err(()),
+        Err(error) => {
+            tracing::error!(server = %server.config.name, %error, "the MCP server's sign-in cannot be read");
+            Err(())
+        }
+    }
 }
 
 /// Keeps one server connected and its tools published, for as long as the process runs.
@@ -243,9 +439,24 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
     let name = server.config.name.clone();
     let mut retry = FIRST_RETRY;
     loop {
+        let Ok(owner) = supervisor_owner(&server).await else {
+            // Nothing to connect with: no tools until a sign-in is made (here, or in another
+            // process, which a look now and then finds).
+            server.publish(BTreeMap::new());
+            server.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+            server.set_state(ServerState::SignInNeeded);
+            tokio::select! {
+                () = server.signed_in.notified() => {}
+                () = tokio::time::sleep(SIGN_IN_CHECK) => {}
+                _ = shutdown.changed() => return,
+            }
+            retry = FIRST_RETRY;
+            continue;
+        };
         let (changed, mut tools_changed) = mpsc::unbounded_channel();
         *server.tools_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(changed.clone());
-        let outcome = match Session::connect(&server.config, &server.older, Some(changed)).await {
+        let access = server.access(owner);
+        let outcome = match Session::connect_as(&server.config, &server.older, Some(changed), access.as_ref()).await {
             Ok(session) => {
                 tracing::info!(server = %name, "MCP server connected");
                 retry = FIRST_RETRY;
@@ -270,6 +481,16 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
                                 }
                             }
                             _ = shutdown.changed() => return,
+                            // A sign-in made or forgotten: the one this connection uses may be gone.
+                            () = server.signed_in.notified(), if owner.is_some() => {
+                                let still = match owner {
+                                    Some(owner) => server.connected(owner).await,
+                                    None => Ok(true),
+                                };
+                                if still == Ok(false) {
+                                    break Err(Failure::new(Problem::CredentialsRefused, "the sign-in was forgotten"));
+                                }
+                            }
                         }
                     };
                 }
@@ -278,6 +499,10 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
             Err(problem) => Err(problem),
         };
         let failure = outcome.err().unwrap_or_else(|| Failure::gone(&server.config));
+        if let (Some(owner), Problem::CredentialsRefused) = (owner, failure.problem) {
+            // The next round waits for a sign-in instead.
+            server.forget_refused(owner).await;
+        }
         // Its tools are not there while it is down: the chat goes on with the others.
         server.publish(BTreeMap::new());
         server.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
@@ -286,6 +511,8 @@ async fn supervise(inner: Arc<Inner>, server: Arc<Server>, mut shutdown: watch::
         server.set_state(ServerState::Down { problem: failure.problem, retry_in: retry });
         tokio::select! {
             () = tokio::time::sleep(retry) => {}
+            // A new sign-in is worth a try at once.
+            () = server.signed_in.notified(), if server.config.oauth.is_some() => {}
             _ = shutdown.changed() => return,
         }
         retry = (retry * 2).min(LAST_RETRY);

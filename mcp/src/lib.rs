@@ -5,7 +5,8 @@
 //! published (`server.tool`), `effects` reads annotations as effects, `tool` runs a call and turns a
 //! server's question into the runtime's input pause, `live` keeps the calls whose questions wait on
 //! a live connection, `session` is one connection and what we declare on it, `problem` says why a
-//! server is down as a kind and masks the secrets in what the library said.
+//! server is down as a kind and masks the secrets in what the library said, `oauth` signs in to
+//! HTTP servers that want OAuth 2.1 (tokens kept by the caller's [`TokenVault`]).
 //!
 //! Architecture invariant: a tool source beside the built-in tools, nothing more. The runtime
 //! treats MCP tools like any other; the chat never sees MCP.
@@ -14,13 +15,18 @@ pub mod config;
 mod effects;
 mod hub;
 mod live;
+pub mod oauth;
 mod problem;
 mod session;
 mod tool;
 
 pub use config::{
-    McpConfig, McpConfigError, Place, ServerConfig, Transport, DEFAULT_CALL_TIMEOUT, DEFAULT_ELICITATION_TIMEOUT,
+    McpConfig, McpConfigError, OAuthConfig, OAuthMode, Place, ServerConfig, Transport, DEFAULT_CALL_TIMEOUT,
+    DEFAULT_ELICITATION_TIMEOUT,
 };
 pub use effects::effect_of;
 pub use hub::{McpHub, ServerState, ServerView};
+pub use live::LINK_COMPLETED;
+pub use oauth::{OAuthFailure, OAuthProblem, Started, TokenOwner, TokenVault};
 pub use problem::{mask_url, redact, Problem};
+pub use tool::{CONNECT_CONTINUE, CONNECT_KEY, LINK_KEY};

@@ -3,7 +3,7 @@
 //! protocol allows. A watcher ends the wait when the time limit passes or the call ends on its own
 //! (the server gave up or went away); the question is then withdrawn and the run told so.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,6 +28,9 @@ pub(crate) struct LiveCall {
     pub reply: oneshot::Sender<ElicitResult>,
     pub session: Session,
     pub server: Arc<Server>,
+    /// A link to open (URL mode): set once the server says the step there is done, which
+    /// answers the question as the reader's "Done" would.
+    pub link: Option<Arc<AtomicBool>>,
 }
 
 impl LiveCall {
@@ -44,6 +47,10 @@ impl LiveCall {
     }
 }
 
+/// Why a link's question ends without the reader: the runtime withdraws it with this, and the
+/// call goes on as after "Done".
+pub const LINK_COMPLETED: &str = "the MCP server says the step at its link is done";
+
 /// Why a live question ended without an answer.
 enum Ended {
     TimedOut,
@@ -57,6 +64,9 @@ pub(crate) struct LiveCalls {
     /// On SQLite one worker runs per database: the questions of processes before this one are
     /// gone with them.
     pub others_gone: AtomicBool,
+    /// The worker processes that beat lately (every worker's own sweep says so); `None` until
+    /// told. A question held by a process not among them can no longer be answered.
+    alive: Mutex<Option<HashSet<String>>>,
     timeout: Duration,
     calls: Mutex<HashMap<String, LiveCall>>,
     ended: Mutex<HashMap<String, Ended>>,
@@ -71,6 +81,7 @@ impl LiveCalls {
         LiveCalls {
             instance: uuid::Uuid::new_v4().to_string(),
             others_gone: AtomicBool::new(false),
+            alive: Mutex::default(),
             timeout,
             calls: Mutex::default(),
             ended: Mutex::default(),
@@ -134,15 +145,35 @@ impl LiveCalls {
         }
     }
 
+    /// The worker processes alive now, as the database's heartbeats say.
+    pub fn workers_alive(&self, instances: HashSet<String>) {
+        *lock(&self.alive) = Some(instances);
+    }
+
+    /// Worker `instance` stopped, whatever the last heartbeats said.
+    pub fn worker_stopped(&self, instance: &str) {
+        if let Some(alive) = lock(&self.alive).as_mut() {
+            alive.remove(instance);
+        }
+    }
+
     /// Whether question `id` (asked in process `instance`, answerable until `until`) can no
     /// longer be answered, and why.
     pub fn expired(&self, id: &str, instance: &str, until: i64) -> Option<String> {
         if instance != self.instance {
             let gone = self.others_gone.load(Ordering::SeqCst) || unix_now() > until;
-            return gone.then(|| "Tourguide restarted while the MCP server waited for the answer".to_string());
+            if gone {
+                return Some("Tourguide restarted while the MCP server waited for the answer".to_string());
+            }
+            let stopped = lock(&self.alive).as_ref().is_some_and(|alive| !alive.contains(instance));
+            return stopped.then(|| {
+                "the Tourguide worker that held the MCP server's call stopped while the server waited for the answer"
+                    .to_string()
+            });
         }
-        if lock(&self.calls).contains_key(id) {
-            return None;
+        if let Some(call) = lock(&self.calls).get(id) {
+            let done = call.link.as_ref().is_some_and(|completed| completed.load(Ordering::SeqCst));
+            return done.then(|| LINK_COMPLETED.to_string());
         }
         Some(match lock(&self.ended).get(id) {
             Some(Ended::TimedOut) => "the question was not answered in time".to_string(),

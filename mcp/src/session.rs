@@ -1,17 +1,19 @@
 //! One connection to an MCP server through rmcp, and the client side of it: what we declare
-//! (elicitation, form mode, with our own checks), and where a server's `elicitation/create` goes.
+//! (elicitation, form mode with our own checks, and URL mode), where a server's
+//! `elicitation/create` goes, and its notice that the step behind a link is done.
 //!
 //! A connection carries at most one `tools/call` at a time, so a question that arrives on it
 //! belongs to that call: nothing in the protocol ties the two together otherwise.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
-    FormElicitationCapability, Implementation,
+    ClientCapabilities, ClientConfig, CustomNotification, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, UrlElicitationCapability,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, RequestContext, RoleClient, RunningService,
@@ -32,7 +34,16 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) struct LiveAsk {
     pub params: ElicitRequestParams,
     pub reply: oneshot::Sender<ElicitResult>,
+    /// For a link to open (URL mode): set when the server says the step there is done
+    /// (`notifications/elicitation/complete`).
+    pub completed: Arc<AtomicBool>,
 }
+
+/// The server's notice that the step behind a link it asked the user to open is done.
+const ELICITATION_COMPLETE: &str = "notifications/elicitation/complete";
+
+/// The links asked for on one connection and not yet done, by their `elicitationId`.
+type Links = Arc<Mutex<HashMap<String, Arc<AtomicBool>>>>;
 
 type AskSlot = Arc<Mutex<Option<mpsc::UnboundedSender<LiveAsk>>>>;
 
@@ -43,6 +54,7 @@ pub(crate) struct Handler {
     asks: AskSlot,
     /// Told when the server's tool list changed.
     tools_changed: Option<mpsc::UnboundedSender<()>>,
+    links: Links,
 }
 
 impl ClientHandler for Handler {
@@ -53,6 +65,8 @@ impl ClientHandler for Handler {
         form.schema_validation = Some(true);
         let mut elicitation = ElicitationCapability::new();
         elicitation.form = Some(form);
+        // A link is shown with its host and opened only by the reader's click (a new tab).
+        elicitation.url = Some(UrlElicitationCapability::new());
         capabilities.elicitation = Some(elicitation);
         ClientConfig::new(capabilities, Implementation::new("tourguide", env!("CARGO_PKG_VERSION")))
     }
@@ -66,13 +80,43 @@ impl ClientHandler for Handler {
         // A question outside a call (or after it) has nobody to ask.
         let Some(listener) = listener else { return Ok(ElicitResult::new(ElicitationAction::Decline)) };
         let (reply, answer) = oneshot::channel();
-        if listener.send(LiveAsk { params: request, reply }).is_err() {
+        let completed = Arc::new(AtomicBool::new(false));
+        let link = match &request {
+            ElicitRequestParams::UrlElicitationParams { elicitation_id, .. } if !elicitation_id.is_empty() => {
+                Some(elicitation_id.clone())
+            }
+            _ => None,
+        };
+        if let Some(id) = &link {
+            self.links.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(id.clone(), completed.clone());
+        }
+        if listener.send(LiveAsk { params: request, reply, completed }).is_err() {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         }
-        tokio::select! {
+        let result = tokio::select! {
             answer = answer => Ok(answer.unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel))),
             // The server gave up on its question (its own time limit): nothing to send back.
             () = context.ct.cancelled() => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+        };
+        if let Some(id) = link {
+            self.links.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&id);
+        }
+        result
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if notification.method != ELICITATION_COMPLETE {
+            return;
+        }
+        let id = notification.params.as_ref().and_then(|params| params["elicitationId"].as_str());
+        let links = self.links.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // One of ours still open; any other id (answered already, or never asked) means nothing.
+        if let Some(completed) = id.and_then(|id| links.get(id)) {
+            completed.store(true, Ordering::SeqCst);
         }
     }
 
@@ -87,25 +131,31 @@ impl ClientHandler for Handler {
 pub(crate) struct Session {
     pub service: RunningService<RoleClient, Handler>,
     asks: AskSlot,
+    /// Whose OAuth sign-in its requests carry (`None`: the server has no OAuth).
+    pub owner: Option<crate::oauth::TokenOwner>,
 }
 
 impl Session {
     /// Connects to the server; `tools_changed` hears of changes to its tool list. A server that
     /// fails the newer handshake is spoken to the older way, from then on (`older`).
-    pub async fn connect(
+    /// `access`: the OAuth sign-in its requests carry, for a server that wants one.
+    pub async fn connect_as(
         config: &ServerConfig,
         older: &AtomicBool,
         tools_changed: Option<mpsc::UnboundedSender<()>>,
+        access: Option<&crate::oauth::Access>,
     ) -> Result<Session, Failure> {
         let asks: AskSlot = Arc::default();
-        let handler = Handler { asks: asks.clone(), tools_changed };
+        let handler = Handler { asks: asks.clone(), tools_changed, links: Links::default() };
         let attempt = |lifecycle| {
             let handler = handler.clone();
             async move {
-                tokio::time::timeout(CONNECT_TIMEOUT, serve(config, handler, lifecycle)).await.unwrap_or_else(|_| {
-                    let waited = format!("no answer within {} s", CONNECT_TIMEOUT.as_secs());
-                    Err(Attempt::Start(Failure::new(Problem::TimedOut, waited)))
-                })
+                tokio::time::timeout(CONNECT_TIMEOUT, serve(config, handler, lifecycle, access)).await.unwrap_or_else(
+                    |_| {
+                        let waited = format!("no answer within {} s", CONNECT_TIMEOUT.as_secs());
+                        Err(Attempt::Start(Failure::new(Problem::TimedOut, waited)))
+                    },
+                )
             }
         };
         let service = if older.load(Ordering::Relaxed) {
@@ -127,7 +177,7 @@ impl Session {
             }
         }
         .map_err(Attempt::failure)?;
-        Ok(Session { service, asks })
+        Ok(Session { service, asks, owner: access.map(|access| access.owner) })
     }
 
     /// Questions on this connection go to `listener` until [`Session::detach`].
@@ -162,6 +212,7 @@ async fn serve(
     config: &ServerConfig,
     handler: Handler,
     lifecycle: ClientLifecycleMode,
+    access: Option<&crate::oauth::Access>,
 ) -> Result<RunningService<RoleClient, Handler>, Attempt> {
     match &config.transport {
         Transport::Stdio { command, args, env, cwd } => {
@@ -190,7 +241,7 @@ async fn serve(
                 .map_err(|error| Attempt::Handshake(Failure::of_handshake(&error, config)))
         }
         Transport::Http { url, headers } => {
-            let mut custom = std::collections::HashMap::new();
+            let mut custom = HashMap::new();
             for (name, value) in headers {
                 let misconfigured = |error: String| Attempt::Start(Failure::new(Problem::Misconfigured, error));
                 let name =
@@ -198,9 +249,23 @@ async fn serve(
                 let value = http::HeaderValue::from_str(value).map_err(|error| misconfigured(error.to_string()))?;
                 custom.insert(name, value);
             }
-            let transport = StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom),
-            );
+            let transport_config = StreamableHttpClientTransportConfig::with_uri(url.clone()).custom_headers(custom);
+            let Some(access) = access else {
+                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                return handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|error| Attempt::Handshake(Failure::of_handshake(&error, config)));
+            };
+            let client = crate::oauth::authorized_client(config, access).await.map_err(|unsigned| {
+                Attempt::Start(match unsigned {
+                    crate::oauth::Unsigned::NotConnected => {
+                        Failure::new(Problem::CredentialsRefused, "nobody is signed in to this server")
+                    }
+                    crate::oauth::Unsigned::Failed(failure) => Failure::new(Problem::Unreachable, failure.detail),
+                })
+            })?;
+            let transport = StreamableHttpClientTransport::with_client(client, transport_config);
             handler
                 .serve_with_lifecycle(transport, lifecycle)
                 .await

@@ -8,6 +8,14 @@
 //!   back with a new call, on any connection, whenever it comes. Durable.
 //! - The older form (`elicitation/create` during the call): the call stays open on its connection
 //!   while the question waits ([`crate::live`]); the answer goes back on it.
+//!
+//! Either form may ask the user to open a link instead (URL mode): a question with "Done" as its
+//! one answer and the link under [`LINK_KEY`], so the chat can show it; "Done" answers `accept`,
+//! and in the older form so does the server's own notice that the step there is done.
+//!
+//! A call to a per-user OAuth server by a user who has not connected their account waits on a
+//! question of our own ("Connect … to continue", [`CONNECT_KEY`] in its schema names the server,
+//! so the chat can show the link); Continue looks again, and makes the call once they have.
 
 use std::sync::Arc;
 
@@ -23,7 +31,14 @@ use tokio::sync::{mpsc, Notify};
 use crate::effects::{effect_of, open_world_of};
 use crate::hub::{Inner, Server};
 use crate::live::LiveCall;
+use crate::oauth::TokenOwner;
 use crate::session::LiveAsk;
+
+/// The key in a question's schema that makes it the wait for a user to connect the server it
+/// names (`{"server": "…"}`): the chat shows the link to connect beside Continue.
+pub const CONNECT_KEY: &str = "x-tourguide-connect";
+/// That question's one answer: Continue (the user's, or ours once they connected).
+pub const CONNECT_CONTINUE: &str = "continue";
 
 pub(crate) struct McpTool {
     inner: Arc<Inner>,
@@ -96,9 +111,55 @@ impl McpTool {
         )
     }
 
+    /// Whose sign-in a call of `context`'s owner carries (`None`: the server has no OAuth).
+    fn owner(&self, context: &ToolContext) -> Option<TokenOwner> {
+        let oauth = self.server.config.oauth.as_ref()?;
+        Some(TokenOwner::of(oauth.mode, context.owner.user_id))
+    }
+
+    /// For a per-user server the caller has not connected: the question that waits until they
+    /// do. `None` when the call can go ahead.
+    async fn connect_first(
+        &self,
+        owner: Option<TokenOwner>,
+        arguments: &Value,
+    ) -> Result<Option<ToolOutput>, ToolError> {
+        let Some(owner @ TokenOwner::User(_)) = owner else { return Ok(None) };
+        let connected = self.server.connected(owner).await.map_err(ToolError::failed)?;
+        if connected {
+            return Ok(None);
+        }
+        let name = &self.server.config.name;
+        let schema = json!({
+            "type": "object",
+            "title": format!("Connect {name} to continue"),
+            "description": format!("The MCP server {name} acts with your own account: connect it, then continue."),
+            "properties": {
+                CONNECT_CONTINUE: { "type": "string", "oneOf": [{ "const": CONNECT_CONTINUE, "title": "Continue" }] }
+            },
+            "required": [CONNECT_CONTINUE],
+            CONNECT_KEY: { "server": name },
+        });
+        Ok(Some(ToolOutput::Ask { schema, state: json!({ "connect": { "arguments": arguments } }) }))
+    }
+
     /// Calls the tool once on a connection of its own, and follows it until it ends or asks.
-    async fn start(&self, params: CallToolRequestParams, arguments: Value) -> Result<ToolOutput, ToolError> {
-        let session = self.server.take_session().await.map_err(ToolError::failed)?;
+    async fn start(
+        &self,
+        params: CallToolRequestParams,
+        arguments: Value,
+        owner: Option<TokenOwner>,
+    ) -> Result<ToolOutput, ToolError> {
+        let session = match self.server.take_session(owner).await {
+            Ok(session) => session,
+            Err(sentence) => {
+                // Its tokens were refused and forgotten just now: the caller connects again.
+                if let Some(wait) = self.connect_first(owner, &arguments).await? {
+                    return Ok(wait);
+                }
+                return Err(ToolError::failed(sentence));
+            }
+        };
         let (listener, asks) = mpsc::unbounded_channel();
         session.attach(listener);
         let peer = session.service.peer().clone();
@@ -140,19 +201,25 @@ impl McpTool {
                         Ok(Err(error)) => return Err(self.broken(error)),
                         Err(error) => return Err(self.broken(error)),
                     };
+                    let owner = session.owner;
                     self.server.give_back(session);
-                    return self.ended(response, &arguments).await;
+                    return self.ended(response, &arguments, owner).await;
                 }
                 Some(ask) = asks.recv() => {
-                    let LiveAsk { params, reply } = ask;
-                    let Some(schema) = question_schema(&params) else {
-                        // A link to open elsewhere (URL mode) is not offered: declined.
+                    let LiveAsk { params, reply, completed } = ask;
+                    let is_link = is_link(&params);
+                    let Some(schema) = self.question_of(&params) else {
+                        // A link the chat will not show (see `link_schema`): declined.
                         let _ = reply.send(ElicitResult::new(ElicitationAction::Decline));
                         continue;
                     };
-                    let live = LiveCall { call, done, asks, reply, session, server: self.server.clone() };
+                    let link = is_link.then_some(completed);
+                    let live = LiveCall { call, done, asks, reply, session, server: self.server.clone(), link };
                     let (id, until) = self.inner.live.park(live);
-                    let state = json!({ "live": id, "instance": self.inner.live.instance, "until": until });
+                    let mut state = json!({ "live": id, "instance": self.inner.live.instance, "until": until });
+                    if is_link {
+                        state["link"] = json!(true);
+                    }
                     return Ok(ToolOutput::Ask { schema, state });
                 }
             }
@@ -161,7 +228,12 @@ impl McpTool {
 
     /// A call that came back: its result, or the questions in it (the newer form), kept with the
     /// call's `arguments` for the call that brings the answers.
-    async fn ended(&self, response: CallToolResponse, arguments: &Value) -> Result<ToolOutput, ToolError> {
+    async fn ended(
+        &self,
+        response: CallToolResponse,
+        arguments: &Value,
+        owner: Option<TokenOwner>,
+    ) -> Result<ToolOutput, ToolError> {
         match response {
             CallToolResponse::Complete(result) => {
                 let text = text_of_result(&result);
@@ -179,7 +251,7 @@ impl McpTool {
                         "responses": {},
                     }
                 });
-                self.next_question(state).await
+                self.next_question(state, owner).await
             }
             CallToolResponse::Task(_) => Err(ToolError::Rejected(
                 "the MCP server answered with a task, which Tourguide does not follow".to_string(),
@@ -190,7 +262,7 @@ impl McpTool {
 
     /// The next question of a call in the newer form; when none is left, the call again with the
     /// answers and the state echoed.
-    async fn next_question(&self, mut state: Value) -> Result<ToolOutput, ToolError> {
+    async fn next_question(&self, mut state: Value, owner: Option<TokenOwner>) -> Result<ToolOutput, ToolError> {
         loop {
             let requests: InputRequests =
                 serde_json::from_value(state["mrtr"]["requests"].clone()).map_err(ToolError::failed)?;
@@ -200,9 +272,10 @@ impl McpTool {
             rest.remove(&key);
             state["mrtr"]["requests"] = serde_json::to_value(&rest).map_err(ToolError::failed)?;
             match request {
-                InputRequest::Elicitation(elicitation) => match question_schema(&elicitation.params) {
+                InputRequest::Elicitation(elicitation) => match self.question_of(&elicitation.params) {
                     Some(schema) => {
                         state["mrtr"]["key"] = json!(key);
+                        state["mrtr"]["link"] = json!(is_link(&elicitation.params));
                         return Ok(ToolOutput::Ask { schema, state });
                     }
                     None => {
@@ -233,13 +306,13 @@ impl McpTool {
         }
         params.request_state = mrtr["request_state"].as_str().map(str::to_string);
         let arguments = mrtr["arguments"].clone();
-        let session = self.server.take_session().await.map_err(ToolError::failed)?;
+        let session = self.server.take_session(owner).await.map_err(ToolError::failed)?;
         let response = tokio::time::timeout(self.inner.call_timeout, session.service.peer().call_tool_once(params))
             .await
             .map_err(|_| ToolError::failed(self.no_answer()))?
             .map_err(|error| self.broken(error))?;
         self.server.give_back(session);
-        Box::pin(self.ended(response, &arguments)).await
+        Box::pin(self.ended(response, &arguments, owner)).await
     }
 }
 
@@ -270,8 +343,13 @@ impl Tool for McpTool {
             Value::Null => Map::new(),
             _ => return Err(ToolError::Rejected("the arguments must be a JSON object".to_string())),
         };
-        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments.clone());
-        self.start(params, Value::Object(arguments)).await
+        let owner = self.owner(context);
+        let value = Value::Object(arguments.clone());
+        if let Some(wait) = self.connect_first(owner, &value).await? {
+            return Ok(wait);
+        }
+        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
+        self.start(params, value, owner).await
     }
 
     async fn resume(
@@ -279,21 +357,39 @@ impl Tool for McpTool {
         arguments: Value,
         mut state: Value,
         reply: InputReply,
-        _context: &ToolContext,
+        context: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
-        let result = elicit_result(reply);
+        if state.get("connect").is_some() {
+            return match reply {
+                // Continue: the call is made if they connected by now, else the wait goes on.
+                InputReply::Answer(_) => self.call(arguments, context).await,
+                InputReply::Decline | InputReply::Cancel => Err(ToolError::Rejected(format!(
+                    "the user did not connect their account on the MCP server {}, so the call was not made",
+                    self.server.config.name
+                ))),
+            };
+        }
+        let owner = self.owner(context);
         if let Some(id) = state.get("live").and_then(Value::as_str) {
             let Some(live) = self.inner.live.take(id) else {
                 return Ok(ToolOutput::Done(self.inner.live.ending(id)));
             };
-            let LiveCall { call, done, asks, reply, session, .. } = live;
-            let _ = reply.send(result);
+            let LiveCall { call, done, asks, reply: answer, session, link, .. } = live;
+            let result = match link {
+                Some(completed) => link_result(reply, completed.load(std::sync::atomic::Ordering::SeqCst)),
+                None => elicit_result(reply),
+            };
+            let _ = answer.send(result);
             return self.follow(call, done, asks, session, arguments).await;
         }
         if state.get("mrtr").is_some() {
+            let result = match state["mrtr"]["link"].as_bool() {
+                Some(true) => link_result(reply, false),
+                _ => elicit_result(reply),
+            };
             let key = state["mrtr"]["key"].as_str().unwrap_or_default().to_string();
             state["mrtr"]["responses"][key] = serde_json::to_value(result).map_err(ToolError::failed)?;
-            return self.next_question(state).await;
+            return self.next_question(state, owner).await;
         }
         Err(ToolError::Rejected("the question's state cannot be read".to_string()))
     }
@@ -307,6 +403,17 @@ impl Tool for McpTool {
     fn expired(&self, state: &Value) -> Option<String> {
         expired(&self.inner.live, state)
     }
+
+    fn held_by(&self, state: &Value) -> Option<String> {
+        held_by(state)
+    }
+}
+
+/// The process whose memory holds the open call a question waits on: only a question asked over
+/// a live connection has one.
+pub(crate) fn held_by(state: &Value) -> Option<String> {
+    state.get("live")?;
+    state.get("instance")?.as_str().map(str::to_string)
 }
 
 /// Why a question can no longer be answered: only one asked over a live connection ever expires;
@@ -318,12 +425,69 @@ pub(crate) fn expired(live: &crate::live::LiveCalls, state: &Value) -> Option<St
     live.expired(id, instance, until)
 }
 
+/// What goes back to the server for the reply to a link (URL mode): "Done" is `accept` with no
+/// content (the reader did what the page asked); a question withdrawn because the server said the
+/// step is done (`completed`) is the same; the rest as for any question.
+fn link_result(reply: InputReply, completed: bool) -> ElicitResult {
+    match reply {
+        InputReply::Answer(_) => ElicitResult::new(ElicitationAction::Accept),
+        InputReply::Cancel if completed => ElicitResult::new(ElicitationAction::Accept),
+        InputReply::Decline => ElicitResult::new(ElicitationAction::Decline),
+        InputReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+    }
+}
+
+fn is_link(params: &ElicitRequestParams) -> bool {
+    matches!(params, ElicitRequestParams::UrlElicitationParams { .. })
+}
+
+/// The key in a question's schema that makes it a link the server asks the reader to open (URL
+/// mode): `{"server": "…", "url": "…"}`, the URL as a browser reads it. The chat shows the
+/// server's name and the URL's host in full, and opens it only on the reader's click.
+pub const LINK_KEY: &str = "x-tourguide-link";
+/// The one answer to a link's question: the reader says they are done there.
+const LINK_DONE: &str = "done";
+
+/// A link's question as the chat shows it: the server's message, and "Done" as its one answer.
+/// `None` (declined) for a link that is not `http`/`https`, has no host, or carries a user name or
+/// password (`https://bank.example@evil.example/` would show one host and open another).
+pub(crate) fn link_schema(server: &str, message: &str, url: &str) -> Option<Value> {
+    let parsed = url::Url::parse(url).ok()?;
+    let plain = matches!(parsed.scheme(), "https" | "http")
+        && parsed.host_str().is_some_and(|host| !host.is_empty())
+        && parsed.username().is_empty()
+        && parsed.password().is_none();
+    if !plain {
+        tracing::info!(server, "an MCP server asked the user to open a link the chat does not show; declined");
+        return None;
+    }
+    Some(json!({
+        "type": "object",
+        "title": message,
+        "properties": { LINK_DONE: { "type": "string", "oneOf": [{ "const": LINK_DONE, "title": "Done" }] } },
+        "required": [LINK_DONE],
+        LINK_KEY: { "server": server, "url": parsed.as_str() },
+    }))
+}
+
 /// What goes back to the server for a reply.
 fn elicit_result(reply: InputReply) -> ElicitResult {
     match reply {
         InputReply::Answer(values) => ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values)),
         InputReply::Decline => ElicitResult::new(ElicitationAction::Decline),
         InputReply::Cancel => ElicitResult::new(ElicitationAction::Cancel),
+    }
+}
+
+impl McpTool {
+    /// A question of this tool's server as the chat shows it: a form's schema, or a link's.
+    fn question_of(&self, params: &ElicitRequestParams) -> Option<Value> {
+        match params {
+            ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+                link_schema(&self.server.config.name, message, url)
+            }
+            _ => question_schema(params),
+        }
     }
 }
 

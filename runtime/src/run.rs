@@ -322,6 +322,10 @@ pub struct InputPause {
     /// Where the asking tool comes from ([`crate::ToolSpec::origin`]).
     #[serde(default)]
     pub asked_by: Option<String>,
+    /// The process that holds the tool's open call ([`crate::Tool::held_by`]): the reply has to
+    /// be carried on there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<String>,
 }
 
 impl InputPause {

@@ -420,6 +420,18 @@ impl Runtime {
         Ok(expired)
     }
 
+    /// Why the question run `run_id` waits on, asked by a tool while it ran, can no longer be
+    /// answered ([`Runtime::expired_questions`] for one run); `None` while it can, or when the run
+    /// waits on no such question.
+    pub async fn question_expired(&self, run_id: Uuid) -> Result<Option<String>, RuntimeError> {
+        let Some(record) = self.store.get(run_id).await? else { return Ok(None) };
+        if record.status != RunStatus::WaitingForInput {
+            return Ok(None);
+        }
+        let Some(input) = decode_state(&record).and_then(|state| state.input) else { return Ok(None) };
+        Ok(input.asked.and_then(|asked| self.tools.question_expired(&input.tool_name, &asked)))
+    }
+
     /// Withdraws the question a tool asked while it ran: the call carries on with
     /// [`InputReply::Cancel`] (the tool tells the model what became of it) and the run goes on.
     /// Refused like an answer when the run no longer waits on such a question.
@@ -447,6 +459,13 @@ impl Runtime {
             return Ok(None);
         }
         Ok(Some(self.view(record)))
+    }
+
+    /// [`Runtime::status`] of a run another store read beside its own rows in the same statement
+    /// ([`crate::pg_run_json`]): one round trip for both.
+    pub fn status_from_json(&self, actor: &Actor, json: &str) -> Result<Option<RunView>, RuntimeError> {
+        let record = crate::store::record_from_json(json)?;
+        Ok(may_act(actor, &record).then(|| self.view(record)))
     }
 
     /// Only where the run stands: `status` without the pause, whose stored state would be decoded
@@ -789,6 +808,7 @@ impl Runtime {
                 schema: input.schema.clone(),
                 asked_while_running: input.asked.is_some(),
                 asked_by: self.tools.get(&input.tool_name).and_then(|tool| tool.spec.origin.clone()),
+                held_by: input.asked.as_ref().and_then(|asked| self.tools.question_held_by(&input.tool_name, asked)),
             }),
             None => PauseView::Approval(ApprovalPause {
                 digest,

@@ -262,6 +262,14 @@ pub trait Tool: Send + Sync {
         let _ = state;
         None
     }
+
+    /// The process that holds what a question this tool asked waits on (an open call kept in
+    /// its memory), named as the tool named it when it asked: the reply must reach that process.
+    /// `None`: any process can carry the reply on (the state holds all it needs).
+    fn held_by(&self, state: &Value) -> Option<String> {
+        let _ = state;
+        None
+    }
 }
 
 /// Tools that come and go while the server runs (an MCP server's). The registry asks the source
@@ -279,6 +287,12 @@ pub trait ToolSource: Send + Sync {
     /// [`Tool::expired`] would say. A source whose tools come back (a server reconnecting, or
     /// not listed yet after a start) keeps such questions rather than losing them to the gap.
     fn expired_while_absent(&self, _name: &str, _state: &Value) -> Option<Option<String>> {
+        None
+    }
+
+    /// [`Tool::held_by`] for a question tool `name` asked while the tool is not offered: `None`
+    /// when the name is not this source's.
+    fn held_by_while_absent(&self, _name: &str, _state: &Value) -> Option<Option<String>> {
         None
     }
 }
@@ -404,6 +418,15 @@ impl ToolRegistry {
                 .iter()
                 .find_map(|source| source.expired_while_absent(name, state))
                 .unwrap_or_else(|| Some(format!("the tool \"{name}\" is no longer there"))),
+        }
+    }
+
+    /// Which process holds the question tool `name` asked while it ran (its asked `state`), if
+    /// its reply must reach one process ([`Tool::held_by`]).
+    pub fn question_held_by(&self, name: &str, state: &Value) -> Option<String> {
+        match self.get(name) {
+            Some(tool) => tool.tool.held_by(state),
+            None => self.sources.iter().find_map(|source| source.held_by_while_absent(name, state)).flatten(),
         }
     }
 }

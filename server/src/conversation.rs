@@ -217,6 +217,9 @@ pub enum ErrorCode {
     EditPreviewFailed,
     /// A note beside a turn that went on: the tool stopped waiting for an answer.
     QuestionWithdrawn,
+    /// A note beside a turn that went on: the MCP server said the step at the link it asked the
+    /// reader to open is done (`mcp::LINK_COMPLETED`), which answers the question.
+    LinkCompleted,
     // A turn that failed.
     Run(FailureReason),
     Cancelled,
@@ -246,6 +249,7 @@ impl ErrorCode {
             ErrorCode::EditInvalid => "edit_invalid",
             ErrorCode::EditPreviewFailed => "edit_preview_failed",
             ErrorCode::QuestionWithdrawn => "question_withdrawn",
+            ErrorCode::LinkCompleted => "link_completed",
             ErrorCode::Run(reason) => reason.as_str(),
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::RunMissing => "run_missing",
@@ -274,6 +278,7 @@ impl ErrorCode {
             "edit_invalid" => ErrorCode::EditInvalid,
             "edit_preview_failed" => ErrorCode::EditPreviewFailed,
             "question_withdrawn" => ErrorCode::QuestionWithdrawn,
+            "link_completed" => ErrorCode::LinkCompleted,
             "cancelled" => ErrorCode::Cancelled,
             "run_missing" => ErrorCode::RunMissing,
             "internal" => ErrorCode::Internal,
@@ -429,6 +434,7 @@ mod tests {
             ErrorCode::EditInvalid,
             ErrorCode::EditPreviewFailed,
             ErrorCode::QuestionWithdrawn,
+            ErrorCode::LinkCompleted,
             ErrorCode::Cancelled,
             ErrorCode::RunMissing,
             ErrorCode::Internal,

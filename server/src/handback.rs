@@ -73,6 +73,7 @@ pub fn sentence(code: ErrorCode, lang: Lang) -> &'static str {
         ErrorCode::EditInvalid => Text::HandBackEditInvalid,
         ErrorCode::EditPreviewFailed => Text::HandBackEditPreviewFailed,
         ErrorCode::QuestionWithdrawn => Text::QuestionWithdrawn,
+        ErrorCode::LinkCompleted => Text::McpLinkCompleted,
         ErrorCode::Run(FailureReason::ProviderFailed | FailureReason::RetriesExhausted) => Text::ErrorProviderFailed,
         ErrorCode::Run(FailureReason::ModelTimedOut) => Text::ErrorModelTimedOut,
         ErrorCode::Run(FailureReason::ModelRateLimited) => Text::ErrorModelRateLimited,

@@ -83,12 +83,26 @@ pub(crate) fn waiting_entry(run: Uuid, pause: Option<&PauseView>, code: Option<E
 impl Turns {
     /// Carries the conversation one step on. Does nothing unless it is `processing`.
     pub async fn process(&self, conversation_id: &str) -> Result<(), TurnError> {
+        self.process_after(conversation_id, false).await
+    }
+
+    /// [`Turns::process`] of a job whose worker (`holder_gone`) held the open call its answer
+    /// was to go back on, and stopped: the question is withdrawn with the tool's reason instead.
+    pub async fn process_after(&self, conversation_id: &str, holder_gone: bool) -> Result<(), TurnError> {
         let Some(conversation) = self.store.conversation(conversation_id).await? else { return Ok(()) };
         if conversation.status != ConversationStatus::Processing {
             return Ok(());
         }
         let outcome = match &conversation.recorded {
-            Some(Recorded::Answer { digest, reply }) => self.deliver_answer(&conversation, digest, reply).await,
+            Some(Recorded::Answer { digest, reply }) => {
+                // A withdrawal the sweep recorded is one already.
+                let withdrawn = if holder_gone && !matches!(reply, Reply::Withdrawn(_)) {
+                    self.withdrawn_with(&conversation).await?
+                } else {
+                    None
+                };
+                self.deliver_answer(&conversation, digest, withdrawn.as_ref().unwrap_or(reply)).await
+            }
             Some(recorded @ Recorded::Decision { .. }) => match recorded.approval() {
                 Some(decision) => self.deliver_decision(&conversation, decision).await,
                 None => Ok(()),
@@ -173,6 +187,21 @@ impl Turns {
         Ok(())
     }
 
+    /// The withdrawal an answer turns into when its question can no longer be answered (the
+    /// worker holding its call stopped): the reader is told as for any withdrawn question.
+    async fn withdrawn_with(&self, conversation: &Conversation) -> Result<Option<Reply>, TurnError> {
+        let Some(run_id) = conversation.run_id else { return Ok(None) };
+        let Some(reason) = self.runtime.question_expired(run_id).await? else { return Ok(None) };
+        // The answer on record never reaches the call: the audit says so, as the sweep's
+        // withdrawal would.
+        let pause = self.runtime.status(&owner(conversation), run_id).await?.and_then(|view| view.pause);
+        let withdrawn = Entry::new(Action::Withdrawn, Surface::Worker, None, Some(run_id))
+            .with_pause(pause.as_ref())
+            .with_reason(reason.as_str());
+        self.store.record_entry(&conversation.id, &withdrawn).await?;
+        Ok(Some(Reply::Withdrawn(reason)))
+    }
+
     async fn deliver_answer(&self, conversation: &Conversation, digest: &str, reply: &Reply) -> Result<(), TurnError> {
         let Some(run_id) = conversation.run_id else {
             let code = ErrorCode::RunMissing;
@@ -185,7 +214,10 @@ impl Turns {
         }
         let (delivered, notice) = match reply {
             Reply::Withdrawn(reason) => {
-                (self.runtime.withdraw_question(run_id, reason).await, Some(ErrorCode::QuestionWithdrawn))
+                // A link's step the server says is done answers the question; nothing was lost.
+                let notice =
+                    if reason == mcp::LINK_COMPLETED { ErrorCode::LinkCompleted } else { ErrorCode::QuestionWithdrawn };
+                (self.runtime.withdraw_question(run_id, reason).await, Some(notice))
             }
             Reply::Values(values) => {
                 let submission = InputSubmission::values(values.clone(), Some(digest.to_string()));

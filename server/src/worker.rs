@@ -23,6 +23,8 @@ const IDLE_POLL: Duration = Duration::from_secs(1);
 /// would put three extra queries in front of every answer under load; a lease or a retry backoff
 /// is measured in seconds anyway.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+/// A worker counts as alive this many seconds (or its lease, if longer) after its last heartbeat.
+const ALIVE_AT_LEAST: i64 = 5;
 
 #[derive(Clone, Default)]
 pub struct WorkerHandle {
@@ -50,6 +52,12 @@ pub struct Worker {
     conversations: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// A run that waited this long for a decision or an answer is cancelled.
     waiting_expiry: Duration,
+    /// This process's name among the workers: its heartbeat, and the jobs only it may take (the
+    /// answers to questions whose open calls it holds in memory).
+    instance: String,
+    /// Told which workers are alive after each heartbeat, so a question a dead one held is
+    /// withdrawn at once.
+    mcp: Option<mcp::McpHub>,
 }
 
 impl Worker {
@@ -62,7 +70,18 @@ impl Worker {
             last_sweep: Mutex::new(None),
             conversations: Mutex::default(),
             waiting_expiry: crate::config::DEFAULT_WAITING_EXPIRY,
+            instance: uuid::Uuid::new_v4().to_string(),
+            mcp: None,
         }
+    }
+
+    /// The process's MCP servers: the worker goes by the name their questions give it.
+    pub fn with_mcp(mut self, hub: Option<mcp::McpHub>) -> Self {
+        if let Some(hub) = &hub {
+            self.instance = hub.instance().to_string();
+        }
+        self.mcp = hub;
+        self
     }
 
     pub fn with_waiting_expiry(mut self, expiry: Duration) -> Self {
@@ -155,11 +174,18 @@ impl Worker {
     /// The sweep when it is due, then the next queued job, claimed for this worker.
     async fn next_job(&self) -> Result<Option<Job>, TurnError> {
         self.sweep_if_due().await?;
-        Ok(self.store.claim_job(self.lease).await?)
+        Ok(self.store.claim_job(self.lease, &self.instance).await?)
     }
 
     async fn sweep_if_due(&self) -> Result<(), TurnError> {
         if self.sweep_due() {
+            // First, so a slow sweep does not make this worker look dead. Beats a second apart
+            // against a window of at least five, so a busy machine is not taken for a dead worker.
+            let window = i64::try_from(self.lease.as_secs()).unwrap_or(i64::MAX).max(ALIVE_AT_LEAST);
+            let alive = self.store.worker_beats(&self.instance, db::now().saturating_add(window)).await?;
+            if let Some(hub) = &self.mcp {
+                hub.workers_alive(alive);
+            }
             self.store.requeue_stale_jobs().await?;
             self.dispatch_due_runs().await?;
         }
@@ -173,7 +199,16 @@ impl Worker {
         let work = async {
             let _turn = conversation.lock().await;
             match job.kind {
-                JobKind::Turn => self.turns.process(&job.conversation_id).await,
+                JobKind::Turn => {
+                    // Taken from a worker that held it and stopped: what it held is gone with it.
+                    let gone = job.holder.as_ref().filter(|holder| **holder != self.instance);
+                    // The queue knew before this worker's last heartbeat did.
+                    if let (Some(gone), Some(hub)) = (gone, &self.mcp) {
+                        hub.worker_stopped(gone);
+                    }
+                    let holder_gone = gone.is_some();
+                    self.turns.process_after(&job.conversation_id, holder_gone).await
+                }
                 JobKind::RunDecision => self.turns.deliver_run_decisions(&job.conversation_id).await,
             }
         };
@@ -229,7 +264,16 @@ impl Worker {
                 let withdrawn = Entry::new(Action::Withdrawn, Surface::Worker, None, Some(run_id))
                     .with_pause(pause.as_ref())
                     .with_reason(reason.as_str());
-                if self.store.record_withdrawal(&conversation.id, run_id, &reason, &withdrawn).await? {
+                // The worker holding the question's open call carries the withdrawal on, if alive.
+                let holder = match &pause {
+                    Some(runtime::PauseView::Input(input)) => input.held_by.clone(),
+                    _ => None,
+                };
+                if self
+                    .store
+                    .record_withdrawal(&conversation.id, run_id, &reason, &withdrawn, holder.as_deref())
+                    .await?
+                {
                     tracing::info!(conversation = %conversation.id, %reason, "withdrawing a question its tool stopped waiting for");
                     self.turns.events.changed(&conversation.id);
                 }

@@ -3,6 +3,12 @@
 //! argument, connects with the same MCP code the chat uses, lists the tools, calls each one, and
 //! answers every question as a reader who sends the form as the chat shows it (defaults filled in).
 //! Exit code 0 when every call ended; the suite judges what went over the wire.
+//!
+//! It stands in for the model too, which writes a call's arguments from the tool's schema as the
+//! chat offered it: arguments a scenario names (`MCP_CONFORMANCE_CONTEXT`'s `toolCalls`, e.g.
+//! non-ASCII text for a header) are written as given, and a tool that asks for another tool's
+//! schema (`json-schema-2020-12-preservation`) gets that schema exactly as the model was offered
+//! it. Everything between (the listing, the registry's checks, the call) is the chat's own code.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -58,6 +64,30 @@ fn sample_arguments(schema: &Value) -> Value {
     Value::Object(arguments)
 }
 
+/// The arguments the scenario has the model write, by the tool's name on its server.
+fn scripted_arguments() -> std::collections::HashMap<String, Value> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    let calls = context["toolCalls"].as_array().cloned().unwrap_or_default();
+    calls
+        .into_iter()
+        .filter_map(|call| Some((call["name"].as_str()?.to_string(), call.get("arguments")?.clone())))
+        .collect()
+}
+
+/// What the model writes for a tool that asks to be given another tool's schema verbatim: that
+/// schema as the chat offered it to the model (the scenario then sees what the listing kept).
+fn echoed_schema(source: &dyn runtime::ToolSource, server: &str, arguments: &mut Value) {
+    if std::env::var("MCP_CONFORMANCE_SCENARIO").as_deref() != Ok("json-schema-2020-12-preservation") {
+        return;
+    }
+    if let Some(focal) = source.get(&format!("{server}.json_schema_2020_12_tool")) {
+        arguments["schema"] = focal.spec.parameters.clone();
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter("warn").init();
@@ -81,12 +111,20 @@ async fn main() -> ExitCode {
         return ExitCode::from(1);
     }
     let source = hub.source();
+    let scripted = scripted_arguments();
     let context = ToolContext::new(uuid::Uuid::nil(), Actor::user(1), 1);
     let mut failed = false;
     for spec in &server.tools {
         let name = &spec.name;
         let Some(tool) = source.get(name) else { continue };
-        let arguments = sample_arguments(&tool.spec.parameters);
+        let arguments = match scripted.get(name.split_once('.').map_or(name.as_str(), |(_, remote)| remote)) {
+            Some(arguments) => arguments.clone(),
+            None => sample_arguments(&tool.spec.parameters),
+        };
+        let mut arguments = arguments;
+        if name.ends_with(".json_schema_echo") {
+            echoed_schema(source.as_ref(), &server.name, &mut arguments);
+        }
         let tool = Arc::clone(&tool.tool);
         let mut output = tool.call(arguments.clone(), &context).await;
         let mut rounds = 0;
