@@ -6,6 +6,7 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 use crate::model::{ConversationSummary, ConversationView, SessionView};
+use crate::text_json::TextJson;
 
 #[server(endpoint = "login")]
 pub async fn login(username: String, password: String) -> Result<(), AppError> {
@@ -44,7 +45,7 @@ pub async fn session_info() -> Result<SessionView, AppError> {
     auth()?.session(&user, crate::backend::request_lang()).await.map_err(fail)
 }
 
-#[server(endpoint = "conversations")]
+#[server(endpoint = "conversations", output = TextJson)]
 pub async fn list_conversations() -> Result<Vec<ConversationSummary>, AppError> {
     use crate::backend::{chat, fail, signed_in};
     let user = signed_in()?;
@@ -61,7 +62,7 @@ pub async fn create_conversation(skill: Option<String>) -> Result<String, AppErr
     Ok(id)
 }
 
-#[server(endpoint = "conversation")]
+#[server(endpoint = "conversation", output = TextJson)]
 pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> {
     use crate::backend::{chat, fail, signed_in};
     let user = signed_in()?;
@@ -71,7 +72,7 @@ pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> 
 /// The conversation as the page loads it again: `known` is the number of messages it shows and
 /// `digest` their digest from the last load ([`crate::model::digests`]). When those are still the
 /// conversation's first messages, unchanged, only the ones after them come back; otherwise all.
-#[server(endpoint = "conversation_since")]
+#[server(endpoint = "conversation_since", output = TextJson)]
 pub async fn get_conversation_since(
     id: String,
     known: usize,
@@ -88,7 +89,7 @@ pub async fn get_conversation_since(
 }
 
 /// The cheap poll: `after` is the number of messages the client already shows.
-#[server(endpoint = "poll")]
+#[server(endpoint = "poll", output = TextJson)]
 pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {
     use crate::backend::{browser_lang, chat, fail, session_token};
     let token = session_token().ok_or(AppError::Unauthenticated).map_err(fail)?;
@@ -218,8 +219,21 @@ pub async fn set_policy_permit(tool: String, permitted: String) -> Result<(), Ap
     Ok(())
 }
 
+/// Forgets the reader's sign-in to an OAuth MCP server (the shared one: admins only); its tokens
+/// are deleted.
+#[server(endpoint = "disconnect_mcp")]
+pub async fn disconnect_mcp(server: String) -> Result<(), AppError> {
+    use crate::backend::{fail, signed_in, tools};
+    let user = signed_in()?;
+    tools()?.disconnect(&user, &server).await.map_err(fail)?;
+    if let Some(back) = crate::backend::plain_form_referer() {
+        leptos_axum::redirect(&back);
+    }
+    Ok(())
+}
+
 /// The reader's runs that wait for a decision or an answer, in any conversation.
-#[server(endpoint = "inbox")]
+#[server(endpoint = "inbox", output = TextJson)]
 pub async fn inbox() -> Result<crate::model::InboxView, AppError> {
     use crate::backend::{chat, fail, request_lang, signed_in};
     let user = signed_in()?;
@@ -227,7 +241,7 @@ pub async fn inbox() -> Result<crate::model::InboxView, AppError> {
 }
 
 /// How many runs wait for the reader, for the header (then kept up to date by `/events/user`).
-#[server(endpoint = "waiting")]
+#[server(endpoint = "waiting", output = TextJson)]
 pub async fn waiting() -> Result<crate::model::WaitingView, AppError> {
     use crate::backend::{chat, fail, signed_in};
     let user = signed_in()?;
@@ -311,14 +325,14 @@ pub async fn start_tour(page_id: i64, panel: Option<String>) -> Result<String, A
     Ok(id)
 }
 
-#[server(endpoint = "pages")]
+#[server(endpoint = "pages", output = TextJson)]
 pub async fn list_pages() -> Result<Vec<crate::model::PageSummaryView>, AppError> {
     use crate::backend::{content, fail, signed_in};
     let user = signed_in()?;
     content()?.list_pages(&user).await.map_err(fail)
 }
 
-#[server(endpoint = "page")]
+#[server(endpoint = "page", output = TextJson)]
 pub async fn get_page(id: i64) -> Result<crate::model::PageView, AppError> {
     use crate::backend::{content, fail, signed_in};
     let user = signed_in()?;

@@ -165,6 +165,8 @@ pub trait ContentBackend: Send + Sync + 'static {
 #[async_trait]
 pub trait ToolsBackend: Send + Sync + 'static {
     async fn tools(&self, user: &CurrentUser) -> Result<ToolsView, AppError>;
+    /// Forgets the reader's sign-in to an OAuth MCP server (the shared one: admins only).
+    async fn disconnect(&self, user: &CurrentUser, server: &str) -> Result<(), AppError>;
 }
 
 /// Accounts, for admins only: every call checks the role on the server.

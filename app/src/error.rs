@@ -8,7 +8,6 @@
 
 use std::fmt;
 
-use leptos::server_fn::codec::JsonEncoding;
 use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde::ser::SerializeMap;
@@ -275,7 +274,8 @@ impl<'de> Visitor<'de> for Wire {
 }
 
 impl FromServerFnError for AppError {
-    type Encoder = JsonEncoding;
+    // Read from text, as `form_action` reads it: one copy of its decoding in the WASM.
+    type Encoder = crate::text_json::TextJsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         // On the server these three are the arguments the framework could not read: the client's

@@ -12,6 +12,7 @@
 use leptos::prelude::*;
 #[cfg(not(feature = "hydrate"))]
 use leptos::server::ServerActionError;
+#[cfg(not(feature = "hydrate"))]
 use leptos::server_fn::error::ServerFnUrlError;
 use leptos::server_fn::ServerFn;
 
@@ -110,7 +111,34 @@ fn failed_post(path: &str) -> Option<Result<(), AppError>> {
         let error = use_context::<ServerActionError>()?;
         (error.err().to_string(), error.path().to_string())
     };
-    (from == path).then(|| Err(ServerFnUrlError::<AppError>::decode_err(&error)))
+    (from == path).then(|| Err(url_error(&error)))
+}
+
+/// The error in `__err`: its JSON in URL-safe base64, as the framework writes it.
+#[cfg(not(feature = "hydrate"))]
+fn url_error(encoded: &str) -> AppError {
+    ServerFnUrlError::<AppError>::decode_err(encoded)
+}
+
+/// The same, read with the browser's own base64 (`atob`): the framework's decoder brought a
+/// base64 crate into the WASM for this one use (about 1 KiB). Anything unreadable is a
+/// transport error, as there.
+#[cfg(feature = "hydrate")]
+fn url_error(encoded: &str) -> AppError {
+    let standard: String = encoded
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    // `atob` gives each byte as one character below 256.
+    let bytes = window().atob(&standard).ok().map(|text| text.chars().map(|c| c as u8).collect::<Vec<u8>>());
+    bytes
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .and_then(|text| serde_json::from_str::<AppError>(&text).ok())
+        .unwrap_or(AppError::Transport)
 }
 
 /// Posts `body` to the function at `url` and reads its answer: success, its error, or a move to

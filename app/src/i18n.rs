@@ -55,11 +55,40 @@ impl Lang {
     }
 
     pub fn t(self, text: Text) -> &'static str {
-        let (en, de) = text.both();
         match self {
-            Lang::En => en,
-            Lang::De => de,
+            Lang::En => Packed::<TEXTS>::EN.get(text as usize),
+            Lang::De => Packed::<TEXTS>::DE.get(text as usize),
         }
+    }
+}
+
+/// The texts of one kind (English, German, names) one after another in one string, and where each
+/// ends. A `match` of every text to its two strings was a table of four numbers per text in the
+/// WASM beside the strings, and the names a table of two; this is one number (issue 40).
+struct Packed<const N: usize> {
+    all: &'static str,
+    ends: [u16; N],
+}
+
+impl<const N: usize> Packed<N> {
+    const fn new(all: &'static str, lengths: [usize; N]) -> Packed<N> {
+        assert!(all.len() <= u16::MAX as usize, "the texts of one kind take more than 64 KiB");
+        let mut ends = [0u16; N];
+        let (mut index, mut end) = (0, 0);
+        while index < N {
+            end += lengths[index];
+            ends[index] = end as u16;
+            index += 1;
+        }
+        Packed { all, ends }
+    }
+
+    fn get(&self, index: usize) -> &'static str {
+        let start = match index {
+            0 => 0,
+            index => self.ends[index - 1] as usize,
+        };
+        self.all.get(start..self.ends[index] as usize).unwrap_or_default()
     }
 }
 
@@ -70,12 +99,16 @@ macro_rules! catalogue {
 
         impl Text {
             pub const ALL: &'static [Text] = &[$(Text::$name,)*];
-            /// Each text's name, in the order of `ALL`.
-            const NAMES: &'static [&'static str] = &[$(stringify!($name),)*];
+        }
 
-            fn both(self) -> (&'static str, &'static str) {
-                match self { $(Text::$name => ($en, $de),)* }
-            }
+        const TEXTS: usize = Text::ALL.len();
+
+        impl Packed<TEXTS> {
+            const EN: Packed<TEXTS> = Packed::new(concat!($($en,)*), [$($en.len(),)*]);
+            const DE: Packed<TEXTS> = Packed::new(concat!($($de,)*), [$($de.len(),)*]);
+            /// Each text's name, in the order of `ALL`.
+            const NAMES: Packed<TEXTS> =
+                Packed::new(concat!($(stringify!($name),)*), [$(stringify!($name).len(),)*]);
         }
     };
 }
@@ -83,7 +116,7 @@ macro_rules! catalogue {
 impl Text {
     /// What the text is called on the wire (an error carries one) and in logs.
     pub fn name(self) -> &'static str {
-        Text::NAMES[self as usize]
+        Packed::<TEXTS>::NAMES.get(self as usize)
     }
 }
 
@@ -99,9 +132,9 @@ impl Serialize for Text {
 impl<'de> Deserialize<'de> for Text {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
         let name = String::deserialize(deserializer)?;
-        match Text::NAMES.iter().position(|known| *known == name) {
-            Some(index) => Ok(Text::ALL[index]),
-            None => Err(serde::de::Error::unknown_variant(&name, Text::NAMES)),
+        match Text::ALL.iter().find(|text| text.name() == name) {
+            Some(text) => Ok(*text),
+            None => Err(serde::de::Error::custom(format_args!("unknown variant `{name}`"))),
         }
     }
 }
@@ -201,6 +234,19 @@ catalogue! {
     AnswerFieldTooLong => "Use at most {} characters.", "Bitte höchstens {} Zeichen verwenden.";
     AnswerFieldTooFew => "Choose at least {}.", "Bitte mindestens {} auswählen.";
     AnswerFieldTooMany => "Choose at most {}.", "Bitte höchstens {} auswählen.";
+    // issue 40: what the schema's own check refuses, field by field
+    AnswerFieldAtLeast => "Enter a number of at least {}.", "Bitte eine Zahl von mindestens {} eingeben.";
+    AnswerFieldAtMost => "Enter a number of at most {}.", "Bitte eine Zahl von höchstens {} eingeben.";
+    AnswerFieldAbove => "Enter a number greater than {}.", "Bitte eine Zahl größer als {} eingeben.";
+    AnswerFieldBelow => "Enter a number less than {}.", "Bitte eine Zahl kleiner als {} eingeben.";
+    AnswerFieldMultipleOf => "Enter a multiple of {}.", "Bitte ein Vielfaches von {} eingeben.";
+    AnswerFieldTooShort => "Use at least {} characters.", "Bitte mindestens {} Zeichen verwenden.";
+    AnswerFieldPattern => "Enter it in the form this field asks for.", "Bitte in der Form eingeben, die dieses Feld verlangt.";
+    AnswerFieldEmail => "Enter an e-mail address.", "Bitte eine E-Mail-Adresse eingeben.";
+    AnswerFieldUri => "Enter a full web address, such as https://example.org.", "Bitte eine vollständige Webadresse eingeben, etwa https://example.org.";
+    AnswerFieldDate => "Enter a date as YYYY-MM-DD.", "Bitte ein Datum als JJJJ-MM-TT eingeben.";
+    AnswerFieldDateTime => "Enter a date and time, such as 2026-12-24T18:00:00Z.", "Bitte Datum und Uhrzeit eingeben, etwa 2026-12-24T18:00:00Z.";
+    AnswerFieldOther => "This value does not fit the question.", "Dieser Wert passt nicht zur Rückfrage.";
     ErrorQuestionChanged => "The question changed after it was shown, so the answer was not taken. Answer again.", "Die Rückfrage hat sich nach dem Anzeigen geändert, deshalb wurde die Antwort nicht übernommen. Bitte erneut antworten.";
     ErrorNotAwaitingApproval => "This conversation is not waiting for an approval.", "Der Chat wartet nicht auf eine Freigabe.";
     ErrorCardChanged => "The card changed after it was shown, so nothing was carried out. Check the card and decide again.", "Die Karte hat sich nach dem Anzeigen geändert, deshalb wurde nichts ausgeführt. Bitte die Karte prüfen und erneut entscheiden.";
@@ -360,6 +406,26 @@ catalogue! {
     McpDown => "not reachable", "nicht erreichbar";
     McpRetryIn => "next attempt in", "nächster Versuch in";
     McpNoTools => "No tools while it is not connected.", "Keine Werkzeuge, solange er nicht verbunden ist.";
+    // MCP OAuth sign-in (issue 42)
+    McpSignInNeeded => "waiting for a sign-in", "wartet auf eine Anmeldung";
+    McpOAuthShared => "Signs in once for everyone (an admin connects it):", "Eine Anmeldung für alle (eine Admin-Person verbindet ihn):";
+    McpOAuthPerUser => "Each user connects their own account. Yours:", "Alle verbinden ihr eigenes Konto. Deins:";
+    McpConnected => "connected", "verbunden";
+    McpNotConnected => "not connected", "nicht verbunden";
+    McpConnect => "Connect", "Verbinden";
+    McpDisconnect => "Disconnect", "Trennen";
+    McpConnectServer => "Connect {}", "{} verbinden";
+    McpConnectThenContinue => "Connect your account, then press Continue.", "Verbinde dein Konto und drücke dann auf Weiter.";
+    ErrorMcpNotOAuth => "This MCP server does not sign in with OAuth here.", "Dieser MCP-Server meldet sich hier nicht mit OAuth an.";
+    OAuthStateMismatch => "This sign-in was not started in this session or has expired, so nothing was stored. Start it again from the Tools page.", "Diese Anmeldung wurde nicht in dieser Sitzung begonnen oder ist abgelaufen, deshalb wurde nichts gespeichert. Bitte auf der Werkzeug-Seite neu beginnen.";
+    OAuthDenied => "The sign-in was refused at the authorization server, so nothing was stored.", "Die Anmeldung wurde beim Autorisierungsserver abgelehnt, deshalb wurde nichts gespeichert.";
+    OAuthExchange => "The authorization server did not accept the sign-in (the code was wrong, used or expired), so nothing was stored. Try again.", "Der Autorisierungsserver hat die Anmeldung nicht angenommen (der Code war falsch, verbraucht oder abgelaufen), deshalb wurde nichts gespeichert. Bitte erneut versuchen.";
+    OAuthDiscovery => "The server's sign-in could not be found or reached, so nothing was stored. Try again later.", "Die Anmeldung des Servers war nicht auffindbar oder nicht erreichbar, deshalb wurde nichts gespeichert. Bitte später erneut versuchen.";
+    OAuthRegistration => "Tourguide could not register with the server's authorization server, so nothing was stored.", "Tourguide konnte sich beim Autorisierungsserver des Servers nicht registrieren, deshalb wurde nichts gespeichert.";
+    OAuthIssuer => "The answer came from another authorization server than expected, so nothing was stored.", "Die Antwort kam von einem anderen Autorisierungsserver als erwartet, deshalb wurde nichts gespeichert.";
+    OAuthStorage => "The sign-in could not be saved. Try again.", "Die Anmeldung konnte nicht gespeichert werden. Bitte erneut versuchen.";
+    OAuthTitle => "Sign-in to an MCP server", "Anmeldung bei einem MCP-Server";
+    OAuthBackToTools => "Back to the tools", "Zurück zu den Werkzeugen";
     // MCP problems by kind (secrets stay inside)
     McpProblemCannotStart => "Its command could not be started.", "Sein Befehl ließ sich nicht starten.";
     McpProblemExited => "Its process ended.", "Sein Prozess wurde beendet.";
@@ -392,6 +458,10 @@ catalogue! {
     HandBackUnknown => "The decision could not be carried out. Check the card and decide again.", "Die Entscheidung konnte nicht ausgeführt werden. Bitte die Karte prüfen und erneut entscheiden.";
     // Reply options
     ReplyOptions => "Reply options", "Antwortmöglichkeiten";
+    // issue 40: the polite live region when a question or a card appears
+    AnnounceQuestion => "The assistant asks: {}", "Der Assistent fragt: {}";
+    AnnounceQuestionPlain => "The assistant asks a question.", "Der Assistent hat eine Rückfrage.";
+    AnnounceApproval => "Approval needed: {}", "Freigabe nötig: {}";
     ChooseAnswer => "Choose an answer", "Bitte eine Antwort wählen";
     FreeTextHint => "Or write your own answer below.", "Oder schreibe unten eine eigene Antwort.";
     FreeTextPlaceholder => "Write your own answer…", "Eigene Antwort schreiben…";
@@ -399,6 +469,12 @@ catalogue! {
     Decline => "Decline", "Ablehnen";
     Declined => "(declined)", "(abgelehnt)";
     AskedBy => "Asked by", "Gefragt von";
+    // MCP links (URL-mode elicitation)
+    McpLinkAsks => "{} asks you to open a page on", "{} bittet dich, eine Seite zu öffnen auf";
+    McpLinkOpen => "Open", "Öffnen";
+    McpLinkDone => "Done", "Erledigt";
+    McpLinkCompleted => "The MCP server said the step at its link is done, so the assistant carried on.", "Der MCP-Server hat gemeldet, dass der Schritt unter seinem Link erledigt ist, deshalb hat der Assistent weitergemacht.";
+    McpLinkHint => "The page opens in a new tab. Come back and choose Done when you have finished there.", "Die Seite öffnet sich in einem neuen Tab. Komm zurück und wähle Erledigt, wenn du dort fertig bist.";
     ProposedBy => "from", "von";
     MessageEndsQuestion => "A message of your own ends the question.", "Eine eigene Nachricht beendet die Rückfrage.";
     InputUnsupported => "The chat cannot show this question.", "Diese Rückfrage kann der Chat nicht anzeigen.";
@@ -558,6 +634,20 @@ mod tests {
         let unknown = serde_json::from_str::<Text>("\"NoSuchText\"").unwrap_err();
         assert!(unknown.to_string().contains("unknown variant `NoSuchText`"), "{unknown}");
         assert!(serde_json::from_str::<Text>("3").is_err());
+    }
+
+    // issue 40: the packed strings give each text whole, first, in between and last.
+    #[test]
+    fn each_text_reads_back_whole_from_its_packed_string() {
+        assert_eq!((Lang::En.t(Text::AppName), Lang::De.t(Text::AppName)), ("Tourguide", "Tourguide"));
+        assert_eq!((Lang::En.t(Text::SignIn), Lang::De.t(Text::SignIn)), ("Sign in", "Anmelden"));
+        assert_eq!(Lang::De.t(Text::WaitingMany), "{} Läufe warten auf dich");
+        assert_eq!(Text::ALL[0].name(), "AppName");
+        for packed in [Packed::<TEXTS>::EN, Packed::<TEXTS>::DE, Packed::<TEXTS>::NAMES] {
+            assert_eq!(packed.ends[TEXTS - 1] as usize, packed.all.len());
+        }
+        let last = *Text::ALL.last().unwrap();
+        assert!(Packed::<TEXTS>::DE.all.ends_with(Lang::De.t(last)) && !Lang::De.t(last).is_empty());
     }
 
     #[test]

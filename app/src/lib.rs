@@ -10,6 +10,7 @@ pub mod live_draft;
 pub mod model;
 pub mod page_data;
 pub mod pages;
+pub mod text_json;
 
 #[cfg(feature = "ssr")]
 pub mod backend;
@@ -21,6 +22,7 @@ use leptos_meta::{provide_meta_context, MetaTags, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
+use crate::components::waiting::{COUNT_SCRIPT, NOTIFY_SCRIPT};
 use crate::i18n::{Lang, Text};
 use crate::pages::account::AccountPage;
 use crate::pages::admin::AdminPage;
@@ -53,13 +55,14 @@ impl SiteFiles {
         // islands this app does not have; then the mark that tests and scripts wait for before
         // they click (a click on markup not hydrated yet would be a plain form post).
         let hydrate = format!(
-            "{PAGE_SCRIPT}import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => {{\
+            "{PAGE_SCRIPT}{NOTIFY_SCRIPT}import({script:?}).then(mod => mod.default({{module_or_path: {wasm:?}}}).then(() => {{\
              mod.hydrate();\
              for (const island of document.querySelectorAll('leptos-island')) {{\
              const hydrate = mod[island.dataset.component];\
              if (hydrate) hydrate(island); else console.warn('no WASM for the island', island.dataset.component);\
              }}\
              document.body.setAttribute('data-hydrated', 'true');\
+             {COUNT_SCRIPT}\
              }}));"
         );
         SiteFiles { stylesheet: stylesheet.into(), script: script.into(), wasm: wasm.into(), hydrate: hydrate.into() }

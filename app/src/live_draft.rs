@@ -3,7 +3,7 @@
 //! their text goes, so a piece that arrives twice, late, or before the text in front of it is
 //! handled without guessing. No Leptos in here: the rules are plain functions, tested as such.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::model::DraftView;
 
@@ -15,6 +15,31 @@ pub struct Piece {
     pub text: String,
 }
 
+/// One "html" event: the server's rendering of the draft's first `upto` bytes, sent as a change
+/// to the rendering the same stream sent before: its first `keep` bytes, then `html`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rendered {
+    pub draft: String,
+    pub upto: usize,
+    pub keep: usize,
+    pub html: String,
+}
+
+impl Rendered {
+    /// The whole rendering, built on `before` (the key and HTML this stream sent last), which
+    /// becomes it; `None` when it does not build on it.
+    pub fn onto(self, before: &mut Option<(String, String)>) -> Option<String> {
+        let kept = match before.as_ref() {
+            _ if self.keep == 0 => "",
+            Some((key, html)) if *key == self.draft => html.get(..self.keep)?,
+            _ => return None,
+        };
+        let whole = format!("{kept}{}", self.html);
+        *before = Some((self.draft, whole.clone()));
+        Some(whole)
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LiveDraft {
     pub key: String,
@@ -22,6 +47,9 @@ pub struct LiveDraft {
     /// Pieces that came before the text in front of them (a page opened mid-stream loaded a
     /// draft a little behind): kept until that text arrives with the next load.
     pending: Vec<Piece>,
+    /// The server's rendering of the text's first bytes (how many, and the HTML), shown in
+    /// place of the text once there is one.
+    pub html: Option<(usize, String)>,
 }
 
 /// What a piece did.
@@ -60,14 +88,27 @@ impl LiveDraft {
 
     /// A load of the conversation brought `loaded` (the draft as the database had it).
     pub fn merge_loaded(current: &mut Option<LiveDraft>, loaded: DraftView) {
+        let html = loaded.html.map(|html| (loaded.text.len(), html));
         match current {
             Some(draft) if draft.key == loaded.key => {
+                if html.as_ref().is_some_and(|(upto, _)| draft.html.as_ref().is_none_or(|(have, _)| upto > have)) {
+                    draft.html = html;
+                }
                 if loaded.text.len() > draft.text.len() && loaded.text.starts_with(&draft.text) {
                     draft.text = loaded.text;
                 }
                 draft.take_pending();
             }
-            _ => *current = Some(LiveDraft { key: loaded.key, text: loaded.text, pending: Vec::new() }),
+            _ => *current = Some(LiveDraft { key: loaded.key, text: loaded.text, pending: Vec::new(), html }),
+        }
+    }
+
+    /// The stream brought a rendering of the first `upto` bytes of draft `key`: shown unless it
+    /// is of another draft or behind the one shown.
+    pub fn show_rendered(current: &mut Option<LiveDraft>, key: &str, upto: usize, html: String) {
+        let Some(draft) = current.as_mut().filter(|draft| draft.key == key) else { return };
+        if draft.html.as_ref().is_none_or(|(have, _)| upto >= *have) {
+            draft.html = Some((upto, html));
         }
     }
 
@@ -144,16 +185,16 @@ mod tests {
     #[test]
     fn a_page_opened_mid_stream_waits_for_the_missing_text_then_catches_up() {
         let mut live = None;
-        LiveDraft::merge_loaded(&mut live, DraftView { key: "k".into(), text: "Hello".into() });
+        LiveDraft::merge_loaded(&mut live, DraftView { key: "k".into(), text: "Hello".into(), html: None });
         // The database was behind: " there" (5..11) was never heard, the next piece is at 11.
         assert_eq!(LiveDraft::apply(&mut live, piece("k", 11, ", friend")), Applied::Gap);
         assert!(live.as_ref().unwrap().has_gap());
         assert_eq!(live.as_ref().unwrap().text, "Hello");
-        LiveDraft::merge_loaded(&mut live, DraftView { key: "k".into(), text: "Hello there".into() });
+        LiveDraft::merge_loaded(&mut live, DraftView { key: "k".into(), text: "Hello there".into(), html: None });
         assert_eq!(live.as_ref().unwrap().text, "Hello there, friend");
         assert!(!live.as_ref().unwrap().has_gap());
         // A load that is behind what the page has does not take text away.
-        LiveDraft::merge_loaded(&mut live, DraftView { key: "k".into(), text: "Hello".into() });
+        LiveDraft::merge_loaded(&mut live, DraftView { key: "k".into(), text: "Hello".into(), html: None });
         assert_eq!(live.as_ref().unwrap().text, "Hello there, friend");
     }
 
@@ -163,9 +204,34 @@ mod tests {
         LiveDraft::apply(&mut live, piece("first", 0, "Checking the page"));
         assert_eq!(LiveDraft::apply(&mut live, piece("second", 0, "Done")), Applied::Grew);
         assert_eq!(live.as_ref().unwrap().text, "Done");
-        LiveDraft::merge_loaded(&mut live, DraftView { key: "third".into(), text: "Again".into() });
+        LiveDraft::merge_loaded(&mut live, DraftView { key: "third".into(), text: "Again".into(), html: None });
         assert_eq!(live.as_ref().unwrap().key, "third");
         assert_eq!(live.as_ref().unwrap().text, "Again");
+    }
+
+    #[test]
+    fn renderings_build_on_the_one_before_and_the_newest_is_shown() {
+        let mut before = None;
+        let rendered = |keep: usize, html: &str| Rendered { draft: "k".into(), upto: 0, keep, html: html.into() };
+        assert_eq!(rendered(0, "<p>Hi</p>").onto(&mut before).as_deref(), Some("<p>Hi</p>"));
+        assert_eq!(rendered(5, " there</p>").onto(&mut before).as_deref(), Some("<p>Hi there</p>"));
+        // Not on what this page has: another draft's, or past its end.
+        assert_eq!(Rendered { draft: "x".into(), ..rendered(3, "a") }.onto(&mut before), None);
+        assert_eq!(rendered(99, "a").onto(&mut before), None);
+        assert_eq!(before.as_ref().map(|(_, html)| html.as_str()), Some("<p>Hi there</p>"));
+
+        let mut live = None;
+        LiveDraft::apply(&mut live, piece("k", 0, "**Hi** there"));
+        LiveDraft::show_rendered(&mut live, "k", 6, "<p><strong>Hi</strong></p>".into());
+        LiveDraft::show_rendered(&mut live, "k", 3, "<p>**H</p>".into());
+        LiveDraft::show_rendered(&mut live, "other", 12, "<p>x</p>".into());
+        assert_eq!(live.as_ref().unwrap().html, Some((6, "<p><strong>Hi</strong></p>".to_string())));
+        // A load that rendered more takes over; one that rendered less does not.
+        let loaded = |text: &str, html: &str| DraftView { key: "k".into(), text: text.into(), html: Some(html.into()) };
+        LiveDraft::merge_loaded(&mut live, loaded("**H", "<p>**H</p>"));
+        assert_eq!(live.as_ref().unwrap().html.as_ref().unwrap().0, 6);
+        LiveDraft::merge_loaded(&mut live, loaded("**Hi** there", "<p><strong>Hi</strong> there</p>"));
+        assert_eq!(live.unwrap().html, Some((12, "<p><strong>Hi</strong> there</p>".to_string())));
     }
 
     #[test]

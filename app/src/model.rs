@@ -125,6 +125,10 @@ pub struct AttachmentView {
 pub struct DraftView {
     pub key: String,
     pub text: String,
+    /// The text as the server renders it (the recorded line's sanitiser): the browser has no
+    /// markdown parser of its own.
+    #[serde(default)]
+    pub html: Option<String>,
 }
 
 /// What a poll returns. On the fast path (the turn is still working and no message came since
@@ -223,6 +227,25 @@ pub struct QuestionView {
     /// Set in the runs inbox: the run the question belongs to.
     #[serde(default)]
     pub run: Option<String>,
+    /// The MCP server (per-user OAuth) the reader has to connect before the call goes on: the
+    /// question shows the link to connect it beside Continue.
+    #[serde(default)]
+    pub connect: Option<String>,
+    /// A page an MCP server asks the reader to open (URL mode): shown with the server's name and
+    /// the link's host, opened only by the reader's click; "Done" answers it.
+    #[serde(default)]
+    pub link: Option<LinkView>,
+}
+
+/// A link an MCP server asks the reader to open, as the server read it (never from the browser).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkView {
+    /// The MCP server that asks.
+    pub server: String,
+    /// The address as a browser reads it, `http` or `https`, without a user name.
+    pub url: String,
+    /// Its host, with the port when it names one: what the reader checks before opening.
+    pub host: String,
 }
 
 /// Which answers a card offers. The server decides; the browser only renders it.
@@ -372,7 +395,7 @@ pub struct PendingCallView {
 /// How a call's arguments are edited on its card. Posted as `edits[<call index>/<argument>]` for
 /// a text or a form field, `edits[<call index>]` for the whole arguments as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", try_from = "CallEditWire")]
 pub enum CallEdit {
     /// The proposed text of a write, editable in place: the argument that holds it.
     Text { argument: String, text: String },
@@ -381,6 +404,40 @@ pub enum CallEdit {
     Form { fields: Vec<question::form::FormField> },
     /// What the form reader cannot show: the arguments as JSON.
     Json { text: String },
+}
+
+/// `CallEdit` as its JSON reads (see `question::form::FormWire`: serde's internally tagged
+/// derive buffers the object, at a price in the WASM).
+#[derive(Deserialize)]
+struct CallEditWire {
+    kind: CallEditKind,
+    argument: Option<String>,
+    text: Option<String>,
+    fields: Option<Vec<question::form::FormField>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum CallEditKind {
+    Text,
+    Form,
+    Json,
+}
+
+impl TryFrom<CallEditWire> for CallEdit {
+    type Error = &'static str;
+
+    fn try_from(wire: CallEditWire) -> Result<CallEdit, &'static str> {
+        let CallEditWire { kind, argument, text, fields } = wire;
+        let text = || text.ok_or("missing field `text`");
+        Ok(match kind {
+            CallEditKind::Text => {
+                CallEdit::Text { argument: argument.ok_or("missing field `argument`")?, text: text()? }
+            }
+            CallEditKind::Form => CallEdit::Form { fields: fields.ok_or("missing field `fields`")? },
+            CallEditKind::Json => CallEdit::Json { text: text()? },
+        })
+    }
 }
 
 /// The posted key of one edited argument of the call at `index` (`None`: the whole arguments as JSON).
@@ -601,7 +658,7 @@ pub struct PageSummaryView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", try_from = "BlockWire")]
 pub enum BlockView {
     Heading {
         level: u8,
@@ -619,6 +676,44 @@ pub enum BlockView {
         text: String,
         href: Option<String>,
     },
+}
+
+/// `BlockView` as its JSON reads (see `CallEditWire`).
+#[derive(Deserialize)]
+struct BlockWire {
+    #[serde(rename = "type")]
+    kind: BlockKind,
+    level: Option<u8>,
+    text: Option<String>,
+    src: Option<String>,
+    alt: Option<String>,
+    href: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum BlockKind {
+    Heading,
+    Paragraph,
+    Image,
+    Link,
+}
+
+impl TryFrom<BlockWire> for BlockView {
+    type Error = &'static str;
+
+    fn try_from(wire: BlockWire) -> Result<BlockView, &'static str> {
+        let BlockWire { kind, level, text, src, alt, href } = wire;
+        let text = || text.ok_or("missing field `text`");
+        Ok(match kind {
+            BlockKind::Heading => BlockView::Heading { level: level.ok_or("missing field `level`")?, text: text()? },
+            BlockKind::Paragraph => BlockView::Paragraph { text: text()? },
+            BlockKind::Image => {
+                BlockView::Image { src: src.ok_or("missing field `src`")?, alt: alt.ok_or("missing field `alt`")? }
+            }
+            BlockKind::Link => BlockView::Link { text: text()?, href },
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -660,6 +755,8 @@ pub struct ToolView {
 pub enum McpServerStatus {
     Starting,
     Ready,
+    /// It signs in with OAuth and nobody has connected it yet.
+    SignInNeeded,
     /// Failed or gone; tried again in `retry_in_seconds`.
     Down {
         problem: McpProblemView,
@@ -700,6 +797,25 @@ pub struct McpServerView {
     pub place: Option<McpPlaceView>,
     pub status: McpServerStatus,
     pub tools: Vec<ToolView>,
+    /// How the reader stands with it, when it signs in with OAuth.
+    #[serde(default)]
+    pub oauth: Option<McpOAuthView>,
+}
+
+/// An OAuth server's sign-in as the reader sees it (never a token).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpOAuthView {
+    /// One sign-in for everyone, made by an admin; else each user connects their own account.
+    pub shared: bool,
+    /// The sign-in the reader's calls use exists.
+    pub connected: bool,
+    /// The reader may connect or disconnect it: their own account, or as an admin the shared one.
+    pub may_change: bool,
+}
+
+/// Where a sign-in to an MCP server begins (a page the browser goes to).
+pub fn mcp_connect_path(server: &str) -> String {
+    format!("/mcp/oauth/start?server={server}")
 }
 
 /// The tools the assistant is offered: the built-in ones and those of each MCP server.
@@ -732,6 +848,34 @@ mod tests {
         assert_eq!(without_query_param("/pages/3?edit=1&c=abc&edit=2", "edit"), "/pages/3?c=abc");
         assert_eq!(without_query_param("/pages/3?editor=x&edit", "edit"), "/pages/3?editor=x");
         assert_eq!(without_query_param("/c/abc", "edit"), "/c/abc");
+    }
+
+    // wasm-size (issue 40): read through their wire structs, written by serde's tagged derive.
+    #[test]
+    fn blocks_and_edits_read_back_from_the_json_they_write() {
+        use super::{BlockView, CallEdit};
+        use serde_json::json;
+        let blocks = vec![
+            BlockView::Heading { level: 2, text: "Brot".into() },
+            BlockView::Paragraph { text: "Jeden Tag".into() },
+            BlockView::Image { src: "/b.jpg".into(), alt: "".into() },
+            BlockView::Link { text: "mehr".into(), href: None },
+            BlockView::Link { text: "mehr".into(), href: Some("/mehr".into()) },
+        ];
+        let written = serde_json::to_string(&blocks).unwrap();
+        assert_eq!(serde_json::from_str::<Vec<BlockView>>(&written).unwrap(), blocks);
+        assert_eq!(serde_json::to_value(&blocks[1]).unwrap(), json!({ "type": "paragraph", "text": "Jeden Tag" }));
+        let edits = vec![
+            CallEdit::Text { argument: "value".into(), text: "Neu".into() },
+            CallEdit::Form { fields: Vec::new() },
+            CallEdit::Json { text: "{}".into() },
+        ];
+        let written = serde_json::to_string(&edits).unwrap();
+        assert_eq!(serde_json::from_str::<Vec<CallEdit>>(&written).unwrap(), edits);
+        assert_eq!(serde_json::to_value(&edits[2]).unwrap(), json!({ "kind": "json", "text": "{}" }));
+        let refused = serde_json::from_value::<CallEdit>(json!({ "kind": "text", "text": "x" })).unwrap_err();
+        assert!(refused.to_string().contains("missing field `argument`"), "{refused}");
+        assert!(serde_json::from_value::<BlockView>(json!({ "type": "heading", "text": "x" })).is_err());
     }
 }
 

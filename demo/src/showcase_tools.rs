@@ -59,7 +59,7 @@ impl Tool for Contact {
             "title": "Details for the contact page",
             "properties": {
                 "company": { "type": "string", "title": "Company name" },
-                "employees": { "type": "integer", "title": "Employees" },
+                "employees": { "type": "integer", "title": "Employees", "minimum": 1 },
                 "newsletter": { "type": "boolean", "title": "Offer a newsletter" },
                 "region": { "enum": ["Baden", "Pfalz", "Elsass"], "title": "Region" }
             },

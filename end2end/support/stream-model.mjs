@@ -5,6 +5,7 @@
 //   node stream-model.mjs PORT
 // The reply depends on the reader's last message:
 // - a message with an attached file: "I read the file: <its first line>."
+// - a message containing "markdown": bold text, a list and a code block (issue 40)
 // - a message containing "long": sixty words (time enough to press Stop)
 // - anything else: "Streaming reply to <message>: one two … eight."
 import http from "node:http";
@@ -19,6 +20,14 @@ function replyTo(messages) {
   if (attached >= 0) {
     const body = text.slice(attached).split("\n")[1] ?? "";
     return `I read the file: ${body.trim()}.`;
+  }
+  if (text.includes("markdown")) {
+    // Formatting that shows while the reply grows; the code fence closes only with the last piece.
+    const code = Array.from({ length: 6 }, (_, index) => `let step${index + 1} = ${index + 1};`).join("\n");
+    const reply = `Here is **bold** text and a list:\n\n- first item\n- second item\n\n\`\`\`\n${code}\n\`\`\`\n\nDone.`;
+    // With "long" too: forty words more, time enough to look at the page while it streams.
+    const more = Array.from({ length: 40 }, (_, index) => `more${index + 1}`).join(" ");
+    return text.includes("long") ? `${reply}\n\n${more}.` : reply;
   }
   if (text.includes("long")) {
     return Array.from({ length: 60 }, (_, index) => `word${index + 1}`).join(" ") + ".";

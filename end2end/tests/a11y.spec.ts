@@ -1,6 +1,6 @@
 import AxeBuilder from "@axe-core/playwright";
 import { expect, Page, test } from "@playwright/test";
-import { BASE_URL } from "../playwright.config";
+import { BASE_URL, STREAM_URL } from "../playwright.config";
 import { newConversation, signIn, waitForHydration } from "./helpers";
 
 // WCAG 2.1 A and AA, as axe-core checks them: contrast, landmarks, names and labels, roles.
@@ -59,6 +59,91 @@ for (const scheme of ["light", "dark"] as const) {
     }
   });
 }
+
+// issue 40: a reply while it streams, rendered as markdown, and the chat on a phone.
+test("the chat with a streaming reply passes axe in English and German, light and dark", async ({ browser }) => {
+  test.skip(!!process.env.E2E_DATABASE, "the streaming server runs beside the SQLite run only");
+  test.setTimeout(120_000);
+  for (const scheme of ["light", "dark"] as const) {
+    for (const [lang, locale] of [
+      ["en", "en-US"],
+      ["de", "de-DE"],
+    ]) {
+      const context = await browser.newContext({ baseURL: STREAM_URL, locale, colorScheme: scheme });
+      const page = await context.newPage();
+      await signIn(page);
+      await page.locator(".new-conversation button").click();
+      await expect(page).toHaveURL(/\/c\/[0-9a-f-]{36}$/);
+      await waitForHydration(page);
+      // Markdown, and long: it still streams while axe looks (about seven seconds).
+      await page.locator(".composer textarea[name=content]").fill("a long markdown reply");
+      await page.locator(".composer button[type=submit]").click();
+      const streaming = page.locator(".messages .message.streaming");
+      await expect(streaming.locator("pre code")).toBeVisible();
+      await expectNoViolations(page, `the chat with a streaming reply (${lang}, ${scheme})`);
+      await expect(streaming, "axe looked while the reply was still streaming").toHaveCount(1);
+      await context.close();
+    }
+  }
+});
+
+test("the chat, a question, a card and the runs pass axe at 375 px, in English and German", async ({ browser }) => {
+  test.setTimeout(120_000);
+  let paths: string[] = [];
+  for (const [lang, locale] of [
+    ["en", "en-US"],
+    ["de", "de-DE"],
+  ]) {
+    const context = await browser.newContext({ baseURL: BASE_URL, locale, viewport: { width: 375, height: 812 } });
+    const page = await context.newPage();
+    await signIn(page);
+    await expect(page.locator("html")).toHaveAttribute("lang", lang);
+    await expectNoViolations(page, `the chat without a conversation at 375 px (${lang})`);
+    if (paths.length === 0) {
+      await newConversation(page, "/choose");
+      await expect(page.locator(".reply-options")).toBeVisible();
+      const withQuestion = new URL(page.url()).pathname;
+      await newConversation(page, "/note Small screen check");
+      await expect(page.locator(".approval-card")).toBeVisible();
+      paths = [withQuestion, new URL(page.url()).pathname, "/runs", "/login"];
+    }
+    for (const path of paths) await visit(page, path, `${path} at 375 px (${lang})`);
+    // The list of conversations, opened behind its button.
+    await page.goto(paths[0]);
+    await waitForHydration(page);
+    await page.locator(".conversations-toggle > summary").click();
+    await expect(page.locator(".conversation-list")).toBeVisible();
+    await expectNoViolations(page, `the open list of conversations at 375 px (${lang})`);
+    await context.close();
+  }
+});
+
+test("Escape closes the card's edit box and its Respond box, and focus goes back to what opened them", async ({
+  page,
+}) => {
+  await signIn(page);
+  await newConversation(page, "/note Escape on a card");
+  const card = page.locator(".approval-card");
+  await expect(card).toBeVisible();
+
+  const edit = card.locator("details.card-edit");
+  await edit.locator("summary").click();
+  await expect(edit).toHaveAttribute("open", "");
+  const field = edit.locator("input, textarea").first();
+  await field.fill("Changed, then left");
+  await page.keyboard.press("Escape");
+  await expect(edit).not.toHaveAttribute("open");
+  await expect(edit.locator("summary")).toBeFocused();
+  // Closed is closed: nothing was decided, the card still waits.
+  await expect(card).toBeVisible();
+
+  const respond = card.locator("details.card-respond");
+  await respond.locator("summary").click();
+  await respond.locator("textarea").focus();
+  await page.keyboard.press("Escape");
+  await expect(respond).not.toHaveAttribute("open");
+  await expect(respond.locator("summary")).toBeFocused();
+});
 
 test("the theme chosen on /account applies to every page over the system's, and System gives it back", async ({
   page,

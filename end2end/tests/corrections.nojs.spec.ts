@@ -39,5 +39,8 @@ test("without JavaScript a refused edit comes back with the field's sentence bes
     "This field is required.",
   );
   await expect(pathField).toBeVisible();
+  // Tied to its field without the WASM too (issue 40): marked invalid, its sentence describing it.
+  await expect(pathField).toHaveAttribute("aria-invalid", "true");
+  await expect(pathField).toHaveAccessibleDescription("This field is required.");
   expect(fs.existsSync(file)).toBe(false);
 });

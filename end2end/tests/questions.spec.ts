@@ -55,6 +55,56 @@ test("a form question is answered with its fields", async ({ page }) => {
   await expect(page.locator(".messages .message.assistant").last()).toContainText('"employees":12');
 });
 
+test("a value outside the schema's bounds gets its sentence beside its field, tied to it for screen readers", async ({
+  page,
+}) => {
+  const errors = watchPageErrors(page);
+  await newConversation(page, "/contact");
+  const group = page.getByRole("group", { name: "Reply options" });
+  const employees = group.getByLabel("Employees");
+  await group.getByLabel("Company name").fill("Bäckerei Sonnenkorn");
+  await employees.fill("0");
+  await group.getByRole("button", { name: "Send answer" }).click();
+
+  // The schema's own reason (`minimum`), beside the field, and named by it.
+  const problem = group.locator('.field-problem[data-field="employees"]');
+  await expect(problem).toHaveText("Enter a number of at least 1.");
+  await expect(employees).toHaveAttribute("aria-invalid", "true");
+  await expect(employees).toHaveAttribute("aria-describedby", (await problem.getAttribute("id"))!);
+  await expect(employees).toHaveAccessibleDescription("Enter a number of at least 1.");
+  await expect(group.getByLabel("Company name")).not.toHaveAttribute("aria-invalid");
+  // Nothing was recorded: the run still waits on the same question.
+  await expect(page.locator(".messages .message.user")).toHaveCount(1);
+  await expect(page.locator('.messages[data-status="awaiting_input"]')).toHaveCount(1);
+
+  await employees.fill("3");
+  await group.getByRole("button", { name: "Send answer" }).click();
+  await expect(page.locator(".messages .message.user").last()).toHaveText(/Employees: 3/);
+  expect(errors).toEqual([]);
+});
+
+test("a question or a card that appears is announced in a polite live region, in the reader's language", async ({
+  page,
+}) => {
+  const errors = watchPageErrors(page);
+  await newConversation(page, "/choose");
+  const announcer = page.locator(".chat-panel .announcer");
+  await expect(announcer).toHaveAttribute("aria-live", "polite");
+  // Heard when it arrives over the event stream, not only with a page that already has it.
+  await expect(announcer).toHaveText("The assistant asks: Which page should we look at first?");
+  await page.getByRole("group", { name: "Reply options" }).getByRole("button", { name: "Home" }).click();
+  await expect(page.getByRole("group", { name: "Reply options" })).toHaveCount(0);
+  await expect(announcer).toHaveText("");
+
+  await send(page, "/note Announce me");
+  await expect(page.locator(".approval-card")).toBeVisible();
+  await expect(announcer).toHaveText("Approval needed: demo_note");
+  await pickLanguage(page, "DE");
+  await expect(page.locator(".chat-panel .announcer")).toHaveText("Freigabe nötig: demo_note");
+  await pickLanguage(page, "EN");
+  expect(errors).toEqual([]);
+});
+
 test("a question the chat cannot show says so, and a message of one's own moves on", async ({ page }) => {
   await newConversation(page, "/upload");
   const group = page.getByRole("group", { name: "Reply options" });

@@ -27,12 +27,41 @@ test("the reply grows in place, in visible steps, before it is recorded whole", 
   const seen = new Set<string>();
   await expect(async () => {
     const text = (await streaming(page).textContent({ timeout: 50 }).catch(() => null)) ?? "";
-    if (text) seen.add(text);
+    // Trimmed: the rendering's paragraph ends with a line break.
+    if (text) seen.add(text.trim());
     await expect(replies(page)).toHaveText(full, { timeout: 50 });
   }).toPass({ intervals: [30], timeout: 15_000 });
   const steps = [...seen];
   expect(steps.length, `steps seen: ${JSON.stringify(steps)}`).toBeGreaterThanOrEqual(3);
   for (const step of steps) expect(full.startsWith(step), step).toBe(true);
+  await expect(streaming(page)).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test("the reply shows as markdown while it grows, an unfinished code fence as code", async ({ page }) => {
+  const errors = watchPageErrors(page);
+  await open(page);
+  await send(page, "some markdown please");
+  // The growing line's markup, sampled until the reply is recorded (the line is `.streaming`
+  // only until then).
+  const seen: string[] = [];
+  await expect(async () => {
+    const html = await streaming(page)
+      .evaluate((body) => body.innerHTML, undefined, { timeout: 50 })
+      .catch(() => null);
+    if (html) seen.push(html);
+    await expect(replies(page).locator("pre code")).toHaveCount(1, { timeout: 50 });
+  }).toPass({ intervals: [30], timeout: 20_000 });
+  const shown = (pattern: RegExp) => seen.some((html) => pattern.test(html));
+  expect(shown(/<strong>bold<\/strong>/), seen.join("\n---\n")).toBe(true);
+  expect(shown(/<li>first item<\/li>/), seen.join("\n---\n")).toBe(true);
+  // Code while its fence is still open: the text after the closing fence has not come yet.
+  expect(
+    seen.some((html) => /<pre><code>let step1 = 1;/.test(html) && !html.includes("Done.")),
+    seen.join("\n---\n"),
+  ).toBe(true);
+  expect(shown(/<img|<script/i)).toBe(false);
+  await expect(replies(page).last().locator("strong")).toHaveText("bold");
   await expect(streaming(page)).toHaveCount(0);
   expect(errors).toEqual([]);
 });

@@ -71,11 +71,50 @@ pub struct Form {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", try_from = "FormWire")]
 pub enum InputPauseForm {
     Choice(Choice),
     Form(Form),
     Unsupported { question: String },
+}
+
+/// `InputPauseForm` as its JSON reads, every kind's fields side by side. Read through this rather
+/// than serde's internally tagged derive, which buffers the object first: that buffering and its
+/// visitors were about 4 % of the browser's WASM (the same JSON both ways).
+#[derive(Deserialize)]
+struct FormWire {
+    kind: FormKind,
+    question: String,
+    property: Option<String>,
+    options: Option<Vec<ChoiceOption>>,
+    free_text_property: Option<String>,
+    fields: Option<Vec<FormField>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FormKind {
+    Choice,
+    Form,
+    Unsupported,
+}
+
+impl TryFrom<FormWire> for InputPauseForm {
+    type Error = &'static str;
+
+    fn try_from(wire: FormWire) -> Result<InputPauseForm, &'static str> {
+        let FormWire { kind, question, property, options, free_text_property, fields } = wire;
+        Ok(match kind {
+            FormKind::Choice => InputPauseForm::Choice(Choice {
+                question,
+                property: property.ok_or("missing field `property`")?,
+                options: options.ok_or("missing field `options`")?,
+                free_text_property,
+            }),
+            FormKind::Form => InputPauseForm::Form(Form { question, fields: fields.ok_or("missing field `fields`")? }),
+            FormKind::Unsupported => InputPauseForm::Unsupported { question },
+        })
+    }
 }
 
 /// What the reader sent: a button, typed text, or a filled form. Exactly one of them.
@@ -148,6 +187,48 @@ pub enum FieldErrorKind {
     TooFew(u64),
     /// At most this many of the options.
     TooMany(u64),
+    // What only the schema check finds (`schema::field_errors`): its own error kinds, read for
+    // the reader. Numbers as the schema writes them.
+    /// `minimum`: at least this.
+    AtLeast(String),
+    /// `maximum`: at most this.
+    AtMost(String),
+    /// `exclusiveMinimum`: more than this.
+    Above(String),
+    /// `exclusiveMaximum`: less than this.
+    Below(String),
+    /// `multipleOf`.
+    MultipleOf(String),
+    /// `minLength`: at least this many characters.
+    TooShort(u64),
+    /// `pattern`: text of the shape the field asks for.
+    Pattern,
+    /// `format`, for the formats a question may name (MCP's elicitation: email, uri, date,
+    /// date-time); the schema engine knows more, which a question does not use.
+    Format(TextFormat),
+    /// Anything else the schema refuses about the field.
+    Other,
+}
+
+/// The formats of a text field the answer check names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextFormat {
+    Email,
+    Uri,
+    Date,
+    DateTime,
+}
+
+impl TextFormat {
+    pub fn of(format: &str) -> Option<TextFormat> {
+        match format {
+            "email" => Some(TextFormat::Email),
+            "uri" => Some(TextFormat::Uri),
+            "date" => Some(TextFormat::Date),
+            "date-time" => Some(TextFormat::DateTime),
+            _ => None,
+        }
+    }
 }
 
 impl InputPauseForm {
@@ -256,6 +337,18 @@ impl InputPauseForm {
 
     /// Checks an answer against the question as it stands.
     pub fn check(&self, answer: &InputAnswer, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerRefused> {
+        self.check_with(answer, words, &|_, _| Vec::new())
+    }
+
+    /// As [`check`](Self::check), and a form's values that fit their fields' kinds go through
+    /// `more` too (the schema's own check, `schema::field_errors`, which the browser's build does
+    /// not have): its problems join the form's, one per field, in the form's order.
+    pub fn check_with(
+        &self,
+        answer: &InputAnswer,
+        words: YesNo<'_>,
+        more: &FieldCheck<'_>,
+    ) -> Result<AcceptedAnswer, AnswerRefused> {
         match (self, answer) {
             (InputPauseForm::Choice(choice), InputAnswer::Choice(value)) => {
                 let option = choice
@@ -279,22 +372,30 @@ impl InputPauseForm {
                     display: text.to_string(),
                 })
             }
-            (InputPauseForm::Form(form), InputAnswer::Fields(values)) => check_form(form, values, words),
+            (InputPauseForm::Form(form), InputAnswer::Fields(values)) => check_form(form, values, words, more),
             (InputPauseForm::Form(form), InputAnswer::FormFields(strings)) => {
                 // A field the form does not show (or a checkbox for an option it does not offer)
                 // is not part of any answer to it.
                 if !strings.keys().all(|key| shows_key(form, key)) {
                     return Err(AnswerRefused::NotOffered);
                 }
-                check_form(form, &typed_from_form(form, strings), words)
+                check_form(form, &typed_from_form(form, strings), words, more)
             }
             _ => Err(AnswerRefused::NotOffered),
         }
     }
 }
 
+/// A further check of a form's values read so far: the fields it refuses, and why.
+pub type FieldCheck<'a> = dyn Fn(&Form, &Map<String, Value>) -> Vec<FieldError> + 'a;
+
 /// Checks every field, so a refusal names each field that does not fit.
-fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Result<AcceptedAnswer, AnswerRefused> {
+fn check_form(
+    form: &Form,
+    values: &Map<String, Value>,
+    words: YesNo<'_>,
+    more: &FieldCheck<'_>,
+) -> Result<AcceptedAnswer, AnswerRefused> {
     let mut data = Map::new();
     let mut lines = Vec::new();
     let mut problems = Vec::new();
@@ -321,7 +422,16 @@ fn check_form(form: &Form, values: &Map<String, Value>, words: YesNo<'_>) -> Res
             None => problems.push(FieldError { field: field.name.clone(), kind: why_not(field, given) }),
         }
     }
+    let mut further = more(form, &data);
+    further.retain(|error| form.fields.iter().any(|field| field.name == error.field));
+    for error in further {
+        if !problems.iter().any(|problem| problem.field == error.field) {
+            problems.push(error);
+        }
+    }
     if !problems.is_empty() {
+        let place = |error: &FieldError| form.fields.iter().position(|field| field.name == error.field);
+        problems.sort_by_key(place);
         return Err(AnswerRefused::Fields(problems));
     }
     if data.is_empty() {

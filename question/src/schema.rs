@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::form::{FieldError, FieldErrorKind, FieldKind, Form, FormField, TextFormat};
 use crate::same_value;
 
 /// Why a submission was refused. Carries field names only, never the submitted values.
@@ -56,6 +57,70 @@ pub fn validate_submission(schema: &Value, values: &Map<String, Value>) -> Resul
         }
     }
     Ok(())
+}
+
+/// The fields of a form's answer (`values`, read with the form's field kinds) that the schema
+/// refuses, each with the first of the schema engine's own reasons, as a [`FieldErrorKind`]: the
+/// chat's check, before anything is recorded, of what the runtime's would refuse later (bounds,
+/// lengths, patterns), and of the formats a question may name. A schema the engine cannot read
+/// refuses nothing here; the runtime's check says so.
+pub fn field_errors(schema: &Value, form: &Form, values: &Map<String, Value>) -> Vec<FieldError> {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    let Ok(validator) = jsonschema::options().should_validate_formats(true).build(schema) else {
+        return Vec::new();
+    };
+    let instance = Value::Object(values.clone());
+    let mut errors: Vec<FieldError> = Vec::new();
+    for error in validator.iter_errors(&instance) {
+        let at = error.instance_path().iter().next().map(|segment| segment.to_string());
+        let (name, kind) = match (error.kind(), at) {
+            (Kind::Required { property }, None) => {
+                (property.as_str().unwrap_or_default().to_string(), FieldErrorKind::Required)
+            }
+            (kind, Some(name)) => {
+                let Some(field) = form.fields.iter().find(|field| field.name == name) else { continue };
+                let Some(kind) = field_kind(kind, field) else { continue };
+                (name, kind)
+            }
+            // About the answer as a whole, not one field: the runtime's check has the last word.
+            (_, None) => continue,
+        };
+        if !errors.iter().any(|known| known.field == name) {
+            errors.push(FieldError { field: name, kind });
+        }
+    }
+    errors
+}
+
+/// One of the schema engine's reasons as the reader is told it; `None` for a format the check
+/// does not name.
+fn field_kind(kind: &jsonschema::error::ValidationErrorKind, field: &FormField) -> Option<FieldErrorKind> {
+    use jsonschema::error::ValidationErrorKind as Kind;
+    let number = |limit: &Value| limit.to_string();
+    let options = || FieldErrorKind::OneOf(field.options.iter().map(|option| option.label.clone()).collect());
+    Some(match kind {
+        Kind::Required { .. } => FieldErrorKind::Required,
+        Kind::Type { .. } => match field.kind {
+            FieldKind::Integer => FieldErrorKind::WholeNumber,
+            FieldKind::Number => FieldErrorKind::Number,
+            FieldKind::Boolean => FieldErrorKind::YesOrNo,
+            FieldKind::Text => FieldErrorKind::Text,
+            FieldKind::Select | FieldKind::MultiSelect => options(),
+        },
+        Kind::Enum { .. } | Kind::Constant { .. } if !field.options.is_empty() => options(),
+        Kind::Minimum { limit } => FieldErrorKind::AtLeast(number(limit)),
+        Kind::Maximum { limit } => FieldErrorKind::AtMost(number(limit)),
+        Kind::ExclusiveMinimum { limit } => FieldErrorKind::Above(number(limit)),
+        Kind::ExclusiveMaximum { limit } => FieldErrorKind::Below(number(limit)),
+        Kind::MultipleOf { multiple_of, .. } => FieldErrorKind::MultipleOf(multiple_of.to_string()),
+        Kind::MinLength { limit } => FieldErrorKind::TooShort(*limit),
+        Kind::MaxLength { limit } => FieldErrorKind::TooLong(*limit),
+        Kind::MinItems { limit } => FieldErrorKind::TooFew(*limit),
+        Kind::MaxItems { limit } => FieldErrorKind::TooMany(*limit),
+        Kind::Pattern { .. } => FieldErrorKind::Pattern,
+        Kind::Format { format } => FieldErrorKind::Format(TextFormat::of(format)?),
+        _ => FieldErrorKind::Other,
+    })
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -139,6 +204,83 @@ mod tests {
         assert!(check_schema(&json!({"type": "object"})).is_err());
         assert!(check_schema(&json!({"type": "string"})).is_err());
         assert!(check_schema(&choice_schema()).is_ok());
+    }
+
+    fn bounded_schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "seats": { "type": "integer", "title": "Seats", "minimum": 1, "maximum": 12 },
+                "share": { "type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1 },
+                "step": { "type": "integer", "multipleOf": 5 },
+                "code": { "type": "string", "minLength": 3, "maxLength": 6, "pattern": "^[A-Z]+$" },
+                "email": { "type": "string", "format": "email" },
+                "day": { "type": "string", "format": "date" },
+                "site": { "type": "string", "format": "uri" },
+                "colour": { "type": "string", "format": "color" },
+                "size": { "enum": ["S", "M"], "enumNames": ["Small", "Medium"] }
+            },
+            "required": ["seats"]
+        })
+    }
+
+    /// The chat's whole check of an answer to `schema`: the form's reading, then the schema's.
+    fn check(schema: &Value, answer: Value) -> Result<Map<String, Value>, Vec<(String, FieldErrorKind)>> {
+        use crate::form::{AnswerRefused, InputAnswer, InputPauseForm, YesNo};
+        let form = InputPauseForm::parse(schema);
+        let more = |form: &Form, values: &Map<String, Value>| field_errors(schema, form, values);
+        match form.check_with(&InputAnswer::Fields(map(answer)), YesNo { yes: "yes", no: "no" }, &more) {
+            Ok(accepted) => Ok(accepted.data),
+            Err(AnswerRefused::Fields(errors)) => Err(errors.into_iter().map(|e| (e.field, e.kind)).collect()),
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    fn refused(field: &str, kind: FieldErrorKind) -> Result<Map<String, Value>, Vec<(String, FieldErrorKind)>> {
+        Err(vec![(field.to_string(), kind)])
+    }
+
+    #[test]
+    fn the_schemas_own_error_kinds_are_named_per_field() {
+        use FieldErrorKind as K;
+        let schema = bounded_schema();
+        let cases = [
+            (json!({ "seats": 0 }), refused("seats", K::AtLeast("1".into()))),
+            (json!({ "seats": "13" }), refused("seats", K::AtMost("12".into()))),
+            (json!({ "seats": 2, "share": 0 }), refused("share", K::Above("0".into()))),
+            (json!({ "seats": 2, "share": "1" }), refused("share", K::Below("1".into()))),
+            (json!({ "seats": 2, "step": 7 }), refused("step", K::MultipleOf("5".into()))),
+            (json!({ "seats": 2, "code": "AB" }), refused("code", K::TooShort(3))),
+            (json!({ "seats": 2, "code": "ABCDEFG" }), refused("code", K::TooLong(6))),
+            (json!({ "seats": 2, "code": "abc" }), refused("code", K::Pattern)),
+            (json!({ "seats": 2, "email": "not an address" }), refused("email", K::Format(TextFormat::Email))),
+            (json!({ "seats": 2, "day": "24.12.2026" }), refused("day", K::Format(TextFormat::Date))),
+            (json!({ "seats": 2, "site": "no scheme" }), refused("site", K::Format(TextFormat::Uri))),
+            // Bad input of the form's own kinds keeps the form's sentences.
+            (json!({ "seats": "two" }), refused("seats", K::WholeNumber)),
+            (json!({ "seats": 2, "size": "L" }), refused("size", K::OneOf(vec!["Small".into(), "Medium".into()]))),
+            (json!({}), refused("seats", K::Required)),
+        ];
+        for (answer, expected) in cases {
+            assert_eq!(check(&schema, answer.clone()), expected, "{answer}");
+        }
+        // A format a question does not use is not the check's to name.
+        assert!(check(&schema, json!({ "seats": 2, "colour": "#zz" })).is_ok());
+        let fits = json!({ "seats": "12", "share": "0.5", "step": 10, "code": "ABC", "email": "a@b.de",
+            "day": "2026-12-24", "site": "https://example.org", "size": "M" });
+        assert_eq!(check(&schema, fits.clone()).map(|data| data["seats"].clone()), Ok(json!(12)));
+        // Every field that does not fit, the form's and the schema's, in the form's order.
+        assert_eq!(
+            check(&schema, json!({ "seats": 0, "share": "half", "code": "A" })),
+            Err(vec![
+                ("seats".to_string(), K::AtLeast("1".into())),
+                ("share".to_string(), K::Number),
+                ("code".to_string(), K::TooShort(3)),
+            ])
+        );
+        // What the chat's check takes, the runtime's does too.
+        let Ok(data) = check(&schema, fits) else { unreachable!() };
+        assert_eq!(validate_submission(&schema, &data), Ok(()));
     }
 
     #[test]

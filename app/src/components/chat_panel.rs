@@ -130,8 +130,16 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: P
         false,
     );
 
+    // issue 40: what a screen reader hears when a question or a card appears, live or on load.
+    let announce = RwSignal::new(None::<String>);
     Effect::new(move |before: Option<()>| {
         let current = conversation.get();
+        let heard = current.as_ref().and_then(|result| result.as_ref().ok()).and_then(Option::as_ref);
+        let heard = heard.and_then(|view| announcement(view, lang));
+        // The same question again (a poll's load) is not news.
+        if announce.get_untracked() != heard {
+            announce.set(heard);
+        }
         // Not at the first run: the page around the panel was drawn with it, from the same
         // moment, so loading it again then (every page's hydration did) would bring nothing new.
         if let (Some(ConversationChanged(signal)), Some(())) = (changed, before) {
@@ -213,9 +221,34 @@ pub fn ChatPanel(#[prop(into)] conversation_id: Signal<Option<String>>, place: P
                 })}
             </Transition>
             {action_error}
+            // Outside the transcript, which is drawn again on each load: a live region is heard
+            // only when it changes, not when it comes with its text.
+            <div class="visually-hidden announcer" role="status" aria-live="polite" aria-atomic="true">
+                {move || announce.get().map(|text| view! { <p>{text}</p> })}
+            </div>
             {move || conversation_id.get().map(|id| view! { <Composer conversation_id=id send answer uploads/> })}
         </div>
     }
+}
+
+/// The sentence a screen reader hears for the question or card the conversation waits on.
+fn announcement(view: &ConversationView, lang: crate::i18n::Lang) -> Option<String> {
+    if let Some(question) = &view.question {
+        let asked = question.form.question().trim();
+        return Some(if asked.is_empty() {
+            lang.t(Text::AnnounceQuestionPlain).to_string()
+        } else {
+            lang.t(Text::AnnounceQuestion).replace("{}", asked)
+        });
+    }
+    let card = view.card.as_ref()?;
+    let mut tools: Vec<&str> = Vec::new();
+    for call in &card.calls {
+        if !tools.contains(&call.name.as_str()) {
+            tools.push(&call.name);
+        }
+    }
+    Some(lang.t(Text::AnnounceApproval).replace("{}", &tools.join(", ")))
 }
 
 #[component]
@@ -241,7 +274,7 @@ fn Conversation(
     // Read once for the whole transcript, not for every message.
     let place = PanelPlace::here();
     let (pending, limit_mib) = (conversation.pending_attachments.clone(), conversation.attachment_limit_mib);
-    let loaded_draft = conversation.draft.as_ref().map(|draft| draft.text.clone());
+    let loaded_draft = conversation.draft.as_ref().map(|draft| (draft.text.clone(), draft.html.clone()));
     let working = conversation.status == ConversationStatus::Processing;
     let failed = conversation.status == ConversationStatus::Failed;
     view! {
@@ -312,19 +345,27 @@ fn Conversation(
                     .into_any()
                 })
                 .collect_view()}
-            // Plain text while it grows; the recorded reply is rendered as markdown.
-            // The draft this load brought shows until the live one has grown (and without WASM).
+            // As markdown while it grows (issue 40): the server's rendering of it, through the
+            // recorded line's sanitiser; its text until the first rendering comes. The draft this
+            // load brought shows until the live one has grown (and without WASM). Busy: a screen
+            // reader hears the reply once, when it is recorded, not every rendering of it.
             {move || {
                 draft
-                    .with(|live| live.as_ref().map(|live| live.text.clone()))
-                    .filter(|text| !text.is_empty())
+                    .with(|live| live.as_ref().map(|live| (live.text.clone(), live.html.clone().map(|(_, html)| html))))
+                    .filter(|(text, _)| !text.is_empty())
                     .or_else(|| loaded_draft.clone())
-                    .filter(|text| working && !text.is_empty())
-                    .map(|text| {
+                    .filter(|(text, _)| working && !text.is_empty())
+                    .map(|(text, html)| {
+                        let body = match html {
+                            Some(html) => {
+                                view! { <div class="body markdown streaming-text" inner_html=html></div> }.into_any()
+                            }
+                            None => view! { <div class="body streaming-text">{text}</div> }.into_any(),
+                        };
                         view! {
-                            <li class="message assistant streaming">
+                            <li class="message assistant streaming" aria-busy="true">
                                 <span class="who">{lang.t(Text::Assistant)}</span>
-                                <div class="body streaming-text">{text}</div>
+                                {body}
                             </li>
                         }
                     })
@@ -987,15 +1028,30 @@ fn listen(
                 );
             }
         });
-        let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.set(true));
+        // The reply rendered so far, as changes to the rendering this stream sent before.
+        let rendered_before = StoredValue::new(None::<(String, String)>);
+        let on_html = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
+            let Some(data) = event.data().as_string() else { return };
+            let Ok(rendered) = serde_json::from_str::<crate::live_draft::Rendered>(&data) else { return };
+            let (key, upto) = (rendered.draft.clone(), rendered.upto);
+            let Some(html) = rendered_before.try_update_value(|before| rendered.onto(before)).flatten() else { return };
+            draft.update(|current| LiveDraft::show_rendered(current, &key, upto, html));
+        });
+        let on_open = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+            // A stream opened again starts its renderings over.
+            rendered_before.set_value(None);
+            live.set(true)
+        });
         let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| live.set(false));
         let _ = source.add_event_listener_with_callback("changed", on_changed.as_ref().unchecked_ref());
         let _ = source.add_event_listener_with_callback("piece", on_piece.as_ref().unchecked_ref());
+        let _ = source.add_event_listener_with_callback("html", on_html.as_ref().unchecked_ref());
         source.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         source.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         // The callbacks live as long as the page; one set per opened conversation.
         on_changed.forget();
         on_piece.forget();
+        on_html.forget();
         on_open.forget();
         on_error.forget();
         current.set_value(Some(source));

@@ -1,8 +1,12 @@
 //! Being told that runs wait: the header's link to the runs inbox with how many wait for the
 //! reader, the count in the page's title, and browser notifications for those who asked for them.
-//! The server renders the count with the page; the island keeps it up to date from the reader's
-//! event stream (`/events/user`), and tells the page's other islands (the inbox) that the runs
-//! changed by a window event, [`WAITING_EVENT`], so a page holds one stream, not one per island.
+//! The server renders the count with the page; the page's script ([`COUNT_SCRIPT`]) keeps it up to
+//! date from the reader's event stream (`/events/user`), and tells the page's islands (the inbox)
+//! that the runs changed by a window event, [`WAITING_EVENT`], so a page holds one stream.
+//!
+//! Plain JS, not islands: a link's count, a title and a button are a few DOM writes, and as two
+//! islands they cost the WASM about 3 KiB (brotli) of their own (issue 40). The words the script
+//! needs come with the markup, in the reader's language.
 
 use leptos::prelude::*;
 
@@ -11,9 +15,6 @@ use crate::model::WaitingView;
 
 /// Dispatched on `window` when the runs that wait for the reader changed.
 pub const WAITING_EVENT: &str = "tourguide-waiting";
-/// Where this browser remembers that its reader wants notifications ("on").
-#[cfg(feature = "hydrate")]
-const NOTIFY_KEY: &str = "tourguide.notify";
 
 /// "2 runs wait for you", for the count's accessible label.
 pub fn waiting_label(count: u32, lang: Lang) -> String {
@@ -32,162 +33,97 @@ pub fn waiting_title(count: u32, lang: Lang) -> String {
     }
 }
 
-/// The header's link to the runs inbox, with the count while anything waits.
-#[island]
+/// The header's link to the runs inbox, with the count while anything waits; `COUNT_SCRIPT` keeps
+/// it live.
+#[component]
 pub fn WaitingLink(waiting: WaitingView) -> impl IntoView {
-    let lang = crate::initial_lang();
-    let count = RwSignal::new(waiting.count);
-    #[cfg(feature = "hydrate")]
-    listen(count, waiting.mark, lang);
-    #[cfg(not(feature = "hydrate"))]
-    let _ = waiting.mark;
+    let lang = crate::use_lang();
+    let count = waiting.count;
     view! {
-        <a href="/runs" class="waiting-link">
+        <a
+            href="/runs"
+            class="waiting-link"
+            data-mark=waiting.mark
+            data-one=lang.t(Text::WaitingOne)
+            data-many=lang.t(Text::WaitingMany)
+            data-app=lang.t(Text::AppName)
+            data-approval=lang.t(Text::NotifyApproval)
+            data-answer=lang.t(Text::NotifyAnswer)
+        >
             {lang.t(Text::NavInbox)}
-            {move || {
-                let count = count.get();
-                (count > 0)
+            <span class="waiting-count">
+                {(count > 0)
                     .then(|| {
                         view! {
                             " "
                             <span class="count-badge" aria-hidden="true">{count}</span>
                             <span class="visually-hidden">{format!("({})", waiting_label(count, lang))}</span>
                         }
-                    })
-            }}
+                    })}
+            </span>
         </a>
     }
 }
 
-/// Opens the reader's event stream: each "waiting" sets the count and the title, tells the
-/// page's other islands when the runs changed, and notifies when the count went up.
-#[cfg(feature = "hydrate")]
-fn listen(count: RwSignal<u32>, mark: String, lang: Lang) {
-    use wasm_bindgen::closure::Closure;
-    use wasm_bindgen::JsCast;
-
-    Effect::new(move |_| document().set_title(&waiting_title(count.get(), lang)));
-    let Ok(source) = web_sys::EventSource::new("/events/user") else { return };
-    let mark = StoredValue::new(mark);
-    let on_waiting = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |event: web_sys::MessageEvent| {
-        let Some(data) = event.data().as_string() else { return };
-        let Ok(now) = serde_json::from_str::<WaitingView>(&data) else { return };
-        let before = count.get_untracked();
-        count.set(now.count);
-        if now.mark != mark.get_value() {
-            mark.set_value(now.mark.clone());
-            if let Ok(event) = web_sys::Event::new(WAITING_EVENT) {
-                let _ = window().dispatch_event(&event);
-            }
-        }
-        if now.count > before {
-            if let Some(latest) = now.latest {
-                notify(&latest, lang);
-            }
-        }
-    });
-    let _ = source.add_event_listener_with_callback("waiting", on_waiting.as_ref().unchecked_ref());
-    // The callback and the stream live as long as the page.
-    on_waiting.forget();
-    std::mem::forget(source);
-}
-
-#[cfg(feature = "hydrate")]
-fn notifications_on() -> bool {
-    let stored = window().local_storage().ok().flatten().and_then(|storage| storage.get_item(NOTIFY_KEY).ok());
-    stored.flatten().as_deref() == Some("on")
-}
-
-#[cfg(feature = "hydrate")]
-fn remember_notifications(on: bool) {
-    if let Some(storage) = window().local_storage().ok().flatten() {
-        let _ = if on { storage.set_item(NOTIFY_KEY, "on") } else { storage.remove_item(NOTIFY_KEY) };
-    }
-}
-
-/// "Tourguide: a run waits for your approval — <title>"; a click brings the window forward on
-/// the run's conversation. Tabs of one browser name the run alike, so it shows once.
-#[cfg(feature = "hydrate")]
-fn notify(latest: &crate::model::WaitingRunView, lang: Lang) {
-    use wasm_bindgen::closure::Closure;
-    use wasm_bindgen::JsCast;
-    use web_sys::{Notification, NotificationOptions, NotificationPermission};
-
-    if !notifications_on() || Notification::permission() != NotificationPermission::Granted {
-        return;
-    }
-    let what = if latest.approval { Text::NotifyApproval } else { Text::NotifyAnswer };
-    let options = NotificationOptions::new();
-    options.set_tag(&latest.run_id);
-    let Ok(notification) = Notification::new_with_options(&format!("{} — {}", lang.t(what), latest.title), &options)
-    else {
-        return;
-    };
-    let href = format!("/c/{}", latest.conversation_id);
-    let on_click = Closure::once_into_js(move || {
-        let window = window();
-        let _ = window.focus();
-        let _ = window.location().set_href(&href);
-    });
-    notification.set_onclick(Some(on_click.unchecked_ref()));
-}
-
-/// Notifications in this browser, on or off: asks the browser's permission only when clicked,
-/// and remembers the choice in this browser.
-#[island]
+/// Notifications in this browser, on or off: asks the browser's permission only when clicked, and
+/// remembers the choice in this browser. Shown by `NOTIFY_SCRIPT`; without JS there is nothing it
+/// could do, so it stays hidden.
+#[component]
 pub fn NotifyToggle() -> impl IntoView {
-    let lang = crate::initial_lang();
-    let on = RwSignal::new(false);
-    let refused = RwSignal::new(false);
-    #[cfg(feature = "hydrate")]
-    Effect::new(move |_| on.set(notifications_on()));
-    let toggle = move |_| {
-        refused.set(false);
-        #[cfg(feature = "hydrate")]
-        {
-            if on.get_untracked() {
-                remember_notifications(false);
-                on.set(false);
-            } else {
-                ask_permission(on, refused);
-            }
-        }
-    };
+    let lang = crate::use_lang();
     view! {
-        <section class="notify">
+        <section
+            class="notify"
+            hidden
+            data-on=lang.t(Text::NotifyOn)
+            data-off=lang.t(Text::NotifyOff)
+            data-refused=lang.t(Text::NotifyRefused)
+        >
             <h2>{lang.t(Text::NotifyHeading)}</h2>
             <p class="lead">{lang.t(Text::NotifyLead)}</p>
-            <button
-                type="button"
-                class="secondary notify-toggle"
-                aria-pressed=move || if on.get() { "true" } else { "false" }
-                on:click=toggle
-            >
-                {move || lang.t(if on.get() { Text::NotifyOff } else { Text::NotifyOn })}
+            <button type="button" class="secondary notify-toggle" aria-pressed="false">
+                {lang.t(Text::NotifyOn)}
             </button>
-            {move || refused.get().then(|| view! { <p class="error" role="alert">{lang.t(Text::NotifyRefused)}</p> })}
+            <p class="error" role="alert"></p>
         </section>
     }
 }
 
-#[cfg(feature = "hydrate")]
-fn ask_permission(on: RwSignal<bool>, refused: RwSignal<bool>) {
-    use web_sys::{Notification, NotificationPermission};
+/// The header's count, live: each "waiting" from `/events/user` sets the badge, its label and the
+/// title, tells the page's islands when the set of runs changed (so it runs once they are
+/// hydrated: an open inbox hears the first message too), and notifies when the count went up, if
+/// the reader turned notifications on in this browser. A click on the notification opens the run's
+/// conversation; its tag is the run, so the tabs of one browser show it once.
+pub const COUNT_SCRIPT: &str = "{const link=document.querySelector('.waiting-link[data-many]');\
+if(link&&window.EventSource){const badge=link.querySelector('.count-badge');\
+let mark=link.dataset.mark,count=badge?Number(badge.textContent):0;\
+const shown=link.querySelector('.waiting-count'),data=link.dataset;\
+new EventSource('/events/user').addEventListener('waiting',event=>{let now;try{now=JSON.parse(event.data)}catch(error){return}\
+const before=count;count=now.count;shown.replaceChildren();\
+if(count>0){const badge=document.createElement('span'),label=document.createElement('span');\
+badge.className='count-badge';badge.setAttribute('aria-hidden','true');badge.textContent=count;\
+label.className='visually-hidden';label.textContent='('+(count===1?data.one:data.many.replace('{}',count))+')';\
+shown.append(' ',badge,label)}\
+document.title=count>0?'('+count+') '+data.app:data.app;\
+if(now.mark!==mark){mark=now.mark;window.dispatchEvent(new Event('tourguide-waiting'))}\
+let on=false;try{on=localStorage.getItem('tourguide.notify')==='on'}catch(error){}\
+const latest=now.latest;\
+if(count>before&&latest&&on&&window.Notification&&Notification.permission==='granted'){\
+const told=new Notification((latest.approval?data.approval:data.answer)+' — '+latest.title,{tag:latest.run_id});\
+told.onclick=()=>{window.focus();location.href='/c/'+latest.conversation_id}}})}}";
 
-    let granted = move |granted: bool| {
-        remember_notifications(granted);
-        on.set(granted);
-        refused.set(!granted);
-    };
-    match Notification::permission() {
-        NotificationPermission::Granted => granted(true),
-        NotificationPermission::Denied => granted(false),
-        _ => {
-            let Ok(asked) = Notification::request_permission() else { return granted(false) };
-            leptos::task::spawn_local(async move {
-                let answer = wasm_bindgen_futures::JsFuture::from(asked).await;
-                granted(answer.ok().and_then(|answer| answer.as_string()).as_deref() == Some("granted"));
-            });
-        }
-    }
-}
+/// The toggle on /account: shown where the browser has notifications; remembers "on" in this
+/// browser (`tourguide.notify`), asking the browser's permission first.
+pub const NOTIFY_SCRIPT: &str = "{const notify=document.querySelector('.notify[data-on]');\
+if(notify&&window.Notification){notify.hidden=false;\
+const button=notify.querySelector('button'),refused=notify.querySelector('.error');let on=false;\
+const show=value=>{on=value;button.setAttribute('aria-pressed',String(value));\
+button.textContent=value?notify.dataset.off:notify.dataset.on};\
+try{show(localStorage.getItem('tourguide.notify')==='on')}catch(error){}\
+const remember=value=>{try{if(value)localStorage.setItem('tourguide.notify','on');\
+else localStorage.removeItem('tourguide.notify')}catch(error){}show(value)};\
+const answered=permission=>{remember(permission==='granted');\
+refused.textContent=permission==='granted'?'':notify.dataset.refused};\
+button.addEventListener('click',()=>{refused.textContent='';if(on)return remember(false);\
+if(Notification.permission!=='default')return answered(Notification.permission);\
+Promise.resolve(Notification.requestPermission()).then(answered,()=>answered('denied'))})}}";

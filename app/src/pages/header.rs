@@ -1,7 +1,8 @@
 //! The top bar of every signed-in page: navigation, the model that answers (labelled when it is
 //! the demo), the language, and sign-out. Not an island: its forms are plain posts, answered with
 //! a redirect (back to the page, now in the chosen language; to the sign-in page). The link to
-//! the runs inbox is an island of its own: it shows how many runs wait for the reader, live.
+//! the runs inbox shows how many runs wait for the reader, kept live by the page's script
+//! (`components::waiting`).
 
 use leptos::prelude::*;
 

@@ -489,3 +489,29 @@ fn enum_names_title_the_reply_buttons_of_a_single_choice() {
     });
     assert!(matches!(InputPauseForm::parse(&mismatched), InputPauseForm::Unsupported { .. }));
 }
+
+// wasm-size (issue 40): the form is read through `FormWire`, not serde's tagged derive; the JSON is
+// the same both ways.
+#[test]
+fn a_form_reads_back_from_the_json_it_writes() {
+    let choice = InputPauseForm::parse(&json!({
+        "type": "object",
+        "properties": { "size": { "type": "string", "enum": ["S", "M"] } },
+        "required": ["size"]
+    }));
+    assert!(matches!(choice, InputPauseForm::Choice(_)), "{choice:?}");
+    let form = InputPauseForm::Form(form(&page_form_schema()));
+    let unsupported = InputPauseForm::Unsupported { question: "Upload a file".into() };
+    for shown in [choice, form, unsupported] {
+        let written = serde_json::to_value(&shown).unwrap();
+        assert_eq!(serde_json::from_value::<InputPauseForm>(written.clone()).unwrap(), shown, "{written}");
+        assert_eq!(serde_json::from_str::<InputPauseForm>(&written.to_string()).unwrap(), shown);
+    }
+    assert_eq!(
+        serde_json::to_value(InputPauseForm::Unsupported { question: "Q".into() }).unwrap(),
+        json!({ "kind": "unsupported", "question": "Q" })
+    );
+    let refused = serde_json::from_value::<InputPauseForm>(json!({ "kind": "choice", "question": "Q" })).unwrap_err();
+    assert!(refused.to_string().contains("missing field `property`"), "{refused}");
+    assert!(serde_json::from_value::<InputPauseForm>(json!({ "kind": "poll", "question": "Q" })).is_err());
+}

@@ -307,6 +307,92 @@ async fn a_form_answer_that_does_not_fit_names_each_field_in_the_readers_languag
 }
 
 #[tokio::test]
+async fn the_schemas_own_bounds_are_named_beside_each_field_in_the_readers_language_and_change_nothing() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let client = server.signed_in("demo").await;
+    let (id, conversation) = asked(&client, "the bounded form").await;
+    let digest = digest(&conversation);
+    let answer = |fields: &[(&'static str, &'static str)]| {
+        let mut form = vec![("conversation_id", id.clone()), ("digest", digest.clone())];
+        form.extend(fields.iter().map(|(name, value)| (*name, value.to_string())));
+        form
+    };
+    let post = |form: Vec<(&'static str, String)>| {
+        let client = &client;
+        async move {
+            let pairs: Vec<(&str, &str)> = form.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            client.call_json("answer", &pairs).await
+        }
+    };
+
+    let (status, body) = post(answer(&[
+        ("fields[seats]", "0"),
+        ("fields[code]", "AB"),
+        ("fields[email]", "not an address"),
+        ("fields[size]", "L"),
+    ]))
+    .await;
+    assert_eq!(
+        (status, body),
+        (
+            422,
+            json!({
+                "code": "invalid_answer",
+                "message": "Some answers do not fit the question; see the note beside each field.",
+                "fields": [
+                    { "field": "seats", "message": "Enter a number of at least 1." },
+                    { "field": "code", "message": "Use at least 3 characters." },
+                    { "field": "email", "message": "Enter an e-mail address." },
+                    { "field": "size", "message": "Choose one of: S, M." }
+                ]
+            })
+        )
+    );
+    let (status, body) = post(answer(&[("fields[seats]", "13"), ("fields[code]", "abc")])).await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(sentence_for(&body, "seats"), "Enter a number of at most 12.");
+    assert_eq!(sentence_for(&body, "code"), "Enter it in the form this field asks for.");
+    let (status, body) = post(answer(&[("fields[code]", "ABC")])).await;
+    assert_eq!((status, sentence_for(&body, "seats")), (422, "This field is required."));
+
+    // Nothing was recorded: the question still waits, as it was.
+    let (_, after) = client.conversation(&id).await;
+    assert_eq!(after["status"], "awaiting_input", "{after}");
+    assert_eq!(after["question"]["digest"], digest.as_str());
+    assert_eq!(texts(&after), texts(&conversation));
+    assert!(server.store().conversation(&id).await.unwrap().unwrap().recorded.is_none());
+
+    // In German, and the same list on the JSON route.
+    let (status, _) = client.call_json("set_language", &[("language", "de")]).await;
+    assert_eq!(status, 200);
+    let (status, body) = post(answer(&[("fields[seats]", "0")])).await;
+    assert_eq!((status, sentence_for(&body, "seats")), (422, "Bitte eine Zahl von mindestens 1 eingeben."));
+    let response = client
+        .http
+        .post(format!("{}/ai-chat/conversations/input", server.base))
+        .json(&json!({ "conversation_id": id, "turn_digest": digest, "fields": { "seats": 2, "email": "x@" } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["fields"], json!([{ "field": "email", "message": "Bitte eine E-Mail-Adresse eingeben." }]));
+    let (_, after) = client.conversation(&id).await;
+    assert_eq!(after["status"], "awaiting_input", "{after}");
+
+    // An answer within every bound goes through, and the run goes on with it.
+    let (status, body) =
+        post(answer(&[("fields[seats]", "12"), ("fields[code]", "ABC"), ("fields[email]", "a@example.org")])).await;
+    assert_eq!(status, 200, "{body}");
+    let settled = client.settled_conversation(&id).await;
+    assert_eq!(settled["status"], "idle", "{settled}");
+    let last = texts(&settled).last().unwrap().to_string();
+    assert!(last.contains(r#""seats":12"#) && last.contains(r#""code":"ABC""#), "{last}");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_question_the_chat_cannot_show_says_so_and_takes_no_answer() {
     let effects = Effects::default();
     let server = server(&effects).await;

@@ -49,6 +49,8 @@ impl ModelProvider for ScriptedModel {
             call("ask_choice", json!({ "question": "Which point first?", "options": ["Title", "Images", "Links"] }))
         } else if text.contains("form please") {
             call("page_form", json!({}))
+        } else if text.contains("bounded form") {
+            call("bounded_form", json!({}))
         } else if text.contains("odd question") {
             call("odd_question", json!({}))
         } else if text.contains("write it") {
@@ -115,6 +117,32 @@ impl Tool for PageForm {
     }
 }
 
+/// A form whose fields carry the schema's own bounds (issue 40): the chat names each one that a
+/// value misses before anything is recorded.
+struct BoundedForm;
+
+#[async_trait]
+impl Tool for BoundedForm {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("bounded_form", "Asks for a booking", json!({ "type": "object", "properties": {} }))
+            .with_input_schema(json!({
+                "type": "object",
+                "title": "Booking",
+                "properties": {
+                    "seats": { "type": "integer", "title": "Seats", "minimum": 1, "maximum": 12 },
+                    "code": { "type": "string", "title": "Code", "minLength": 3, "pattern": "^[A-Z]+$" },
+                    "email": { "type": "string", "title": "E-mail", "format": "email" },
+                    "size": { "type": "string", "title": "Size", "enum": ["S", "M"] }
+                },
+                "required": ["seats"]
+            }))
+    }
+
+    async fn execute(&self, arguments: Value, _context: &ToolContext) -> Result<String, ToolError> {
+        Ok(format!("Booked: {arguments}"))
+    }
+}
+
 struct OddQuestion;
 
 #[async_trait]
@@ -142,6 +170,7 @@ pub fn services(effects: &Effects) -> Services {
     tools.register(Arc::new(SetTitle(effects.clone()))).unwrap();
     tools.register(Arc::new(PageForm(effects.clone()))).unwrap();
     tools.register(Arc::new(OddQuestion)).unwrap();
+    tools.register(Arc::new(BoundedForm)).unwrap();
     let mut services = Services::new(Arc::new(ScriptedModel));
     services.tools = tools;
     services.reconcile_grace = std::time::Duration::ZERO;

@@ -18,6 +18,13 @@ use crate::events::next_event;
 use crate::harness::{texts, Client, TestServer};
 
 const STORY: [&str; 4] = ["Once ", "upon ", "a ", "time."];
+/// A reply in markdown (issue 40): formatting, an image, and a code fence that closes last.
+const MARKDOWN: [&str; 4] = [
+    "Some **bold** and ![chart](https://tracker.example/p.png)\n\n",
+    "```\nlet a = 1 < 2;",
+    "\nlet b = 3;",
+    "\n```\nDone.",
+];
 
 /// Writes its reply piece by piece, each when the test lets it. "ask me" is answered with a
 /// question instead (after one permit). Counts model calls abandoned before their end.
@@ -82,7 +89,8 @@ impl ModelProvider for StreamingModel {
             return Ok(Completion { content: String::new(), tool_calls: vec![ask] });
         }
         let mut content = String::new();
-        for piece in STORY {
+        let story: &[&str] = if last.content.contains("markdown") { &MARKDOWN } else { &STORY };
+        for piece in story {
             self.wait().await?;
             sink.text(piece);
             content.push_str(piece);
@@ -112,6 +120,39 @@ async fn next_piece(stream: &mut reqwest::Response, buffer: &mut String) -> Piec
         draft: data["draft"].as_str().unwrap().to_string(),
         offset: data["offset"].as_u64().unwrap() as usize,
         text: data["text"].as_str().unwrap().to_string(),
+    }
+}
+
+/// The next "html" event of the stream, as sent.
+async fn next_rendered(stream: &mut reqwest::Response, buffer: &mut String) -> app::live_draft::Rendered {
+    next_event(stream, buffer, "html").await;
+    while !buffer.contains('\n') {
+        let chunk = tokio::time::timeout(Duration::from_secs(5), stream.chunk()).await.unwrap().unwrap().unwrap();
+        buffer.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let line: String = buffer.drain(..buffer.find('\n').unwrap() + 1).collect();
+    serde_json::from_str(line.trim().strip_prefix("data: ").expect("a data line")).unwrap()
+}
+
+/// What a page has of the renderings its stream sent: the draft's key and HTML.
+type Shown = Option<(String, String)>;
+
+/// Renderings until one covers `length` bytes of the text: the page's HTML after each, built as
+/// the page builds it, each on the one before (`shown`, which follows).
+async fn renderings_until(
+    stream: &mut reqwest::Response,
+    buffer: &mut String,
+    shown: &mut Shown,
+    length: usize,
+) -> Vec<String> {
+    let mut pages = Vec::new();
+    loop {
+        let rendered = next_rendered(stream, buffer).await;
+        let upto = rendered.upto;
+        pages.push(rendered.onto(shown).expect("each rendering builds on the one before"));
+        if upto >= length {
+            return pages;
+        }
     }
 }
 
@@ -192,6 +233,46 @@ async fn pieces_reach_the_page_as_they_come_and_the_reply_is_recorded_once_whole
     assert!(settled["messages"][1].get("stopped").is_none(), "not stopped: left out");
     let drafts = db::on!(server.store().db(), pool => sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM drafts").fetch_one(pool).await).unwrap();
     assert_eq!(drafts, 0, "the draft goes when the reply is recorded");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_reply_reaches_the_page_as_safe_markdown_while_it_grows() {
+    let (model, server, client, id) = conversation_with_streaming_model().await;
+    let (mut stream, mut buffer) = open_stream(&server, &client, &id).await;
+    client.call_json("send_message", &[("conversation_id", &id), ("content", "markdown please")]).await;
+    let length = |pieces: usize| MARKDOWN[..pieces].concat().len();
+
+    model.gate.add_permits(2);
+    let mut shown = None;
+    let pages = renderings_until(&mut stream, &mut buffer, &mut shown, length(2)).await;
+    let page = pages.last().unwrap();
+    assert!(page.contains("<strong>bold</strong>"), "{page}");
+    // The image is a link that names its host: nothing loads by itself.
+    assert!(page.contains("Image from tracker.example"), "{page}");
+    let tags = server::html_tags::start_tags(page);
+    assert!(
+        tags.iter().all(|(name, attributes)| name != "img" && attributes.iter().all(|(a, _)| a != "src")),
+        "{page}"
+    );
+    // The fence is still open: what follows it is code already, escaped.
+    assert!(page.contains("<pre><code>let a = 1 &lt; 2;"), "{page}");
+
+    // A page opened now (its stream joins mid-way) renders from the saved draft and follows on.
+    conversation_until(&client, &id, |view| view["draft"]["text"].as_str().map(str::len) == Some(length(2))).await;
+    let (mut late, mut late_buffer) = open_stream(&server, &client, &id).await;
+    model.gate.add_permits(1);
+    let joined = renderings_until(&mut late, &mut late_buffer, &mut None, length(3)).await;
+    assert!(joined[0].starts_with("<p>Some <strong>bold</strong>"), "the text in front, from the draft: {joined:?}");
+    assert!(joined.last().unwrap().contains("let b = 3;"), "{joined:?}");
+
+    model.gate.add_permits(1);
+    let pages = renderings_until(&mut stream, &mut buffer, &mut shown, length(4)).await;
+    let whole = pages.last().unwrap();
+    assert!(whole.ends_with("</code></pre>\n<p>Done.</p>\n"), "{whole}");
+    // The recorded line is the same rendering.
+    let settled = client.settled_conversation(&id).await;
+    assert_eq!(settled["messages"][1]["html"].as_str(), Some(whole.as_str()), "{settled}");
     server.stop().await;
 }
 
