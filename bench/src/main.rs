@@ -22,8 +22,7 @@ use std::path::PathBuf;
 
 use scenarios::Report;
 
-/// The server binary's allocator, so the SSE reference (this binary) is measured on the same one;
-/// without the server's housekeeping (the `allocator` crate), which is Tourguide's own work.
+/// The server binary's allocator, so the SSE reference (this binary) is measured on the same one.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

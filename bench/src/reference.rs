@@ -4,8 +4,9 @@
 //!
 //! - answer: the session check, the conversation and the run's pause read, then one transaction
 //!   with the conversation's guarded UPDATE, the answer's line and the job. No digest or schema
-//!   check, no view, no worker. Audited: the same, with the audit row and the webhook outbox row
-//!   an answer from the chat records, in the same transaction, in the store's SQL.
+//!   check, no view, no worker. Logged: the same, with the audit row an answer from the chat
+//!   records; Audited: with that row and its webhook outbox row; each in the same transaction, in
+//!   the store's SQL.
 //! - fast poll: the session, the conversation row and its message count in one statement, on the
 //!   request's own thread (as Tourguide's poll reads them, `db::Here`); a fixed JSON answer.
 //! - full poll: that statement, then the conversation row and its messages in one read transaction,
@@ -63,11 +64,12 @@ async fn session_user(db: &Db, headers: &HeaderMap) -> Result<Option<i64>, sqlx:
         .await)
 }
 
-/// Which answer the reference does: its database work as before issue 39, or with the audit row
-/// and the outbox row every answer has written since.
+/// Which answer the reference does: its database work as before issue 39, with the audit row
+/// alone, or with the audit row and the outbox row every answer has written since.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Answer {
     Bare,
+    Logged,
     Audited,
 }
 
@@ -75,6 +77,7 @@ impl Answer {
     fn path(self) -> &'static str {
         match self {
             Answer::Bare => "/answer",
+            Answer::Logged => "/answer-logged",
             Answer::Audited => "/answer-audited",
         }
     }
@@ -92,8 +95,19 @@ static AUDITED_JOB: LazyLock<String> = LazyLock::new(|| {
     format!("{JOB}; {audit}; {outbox};")
 });
 
+/// The job and the audit row without its outbox event: what the outbox row alone costs is the
+/// difference between this and `AUDITED_JOB`.
+static LOGGED_JOB: LazyLock<String> = LazyLock::new(|| {
+    let (audit, _) = server::store::sqlite_audit_statements(3, "FROM conversations c WHERE c.id = $1", "");
+    format!("{JOB}; {audit};")
+});
+
 async fn answer(state: State<Db>, headers: HeaderMap, form: Form<AnswerForm>) -> StatusCode {
     answer_with(state, headers, form, Answer::Bare).await
+}
+
+async fn answer_logged(state: State<Db>, headers: HeaderMap, form: Form<AnswerForm>) -> StatusCode {
+    answer_with(state, headers, form, Answer::Logged).await
 }
 
 async fn answer_audited(state: State<Db>, headers: HeaderMap, form: Form<AnswerForm>) -> StatusCode {
@@ -164,14 +178,15 @@ async fn answer_with(
             Answer::Bare => {
                 sqlx::query(JOB).bind(&form.conversation_id).bind(now).execute(&mut *tx).await?;
             }
-            Answer::Audited => {
+            Answer::Logged | Answer::Audited => {
                 // The entry an answer from the chat records (`audit::answer_entry`: the tool and the
                 // answer; the question is on the run's `waiting` row), bound as the store binds it
                 // (`Prepared`); its run is the reference's own, not a UUID.
                 let mut entry = Entry::new(Action::Answered, Surface::Chat, Some(user), None);
                 entry.tools = vec![ASK_CHOICE.to_string()];
                 entry.answer = Some(form.choice.clone());
-                sqlx::query(sqlx::AssertSqlSafe(AUDITED_JOB.as_str()))
+                let sql = if work == Answer::Audited { AUDITED_JOB.as_str() } else { LOGGED_JOB.as_str() };
+                let query = sqlx::query(sqlx::AssertSqlSafe(sql))
                     .bind(&form.conversation_id)
                     .bind(now)
                     .bind(now)
@@ -184,11 +199,13 @@ async fn answer_with(
                     .bind(entry.arguments_run.as_ref().map(ToString::to_string))
                     .bind(&entry.preview)
                     .bind(&entry.answer)
-                    .bind(&entry.reason)
-                    .bind(entry.event_id.to_string())
-                    .bind(entry.action.webhook_kind())
-                    .execute(&mut *tx)
-                    .await?;
+                    .bind(&entry.reason);
+                let query = if work == Answer::Audited {
+                    query.bind(entry.event_id.to_string()).bind(entry.action.webhook_kind())
+                } else {
+                    query
+                };
+                query.execute(&mut *tx).await?;
             }
         }
         tx.commit().await?;
@@ -379,6 +396,7 @@ impl Reference {
                 seed_conversation(&db, LONG, "idle", long).await;
                 let app = Router::new()
                     .route(Answer::Bare.path(), post(answer))
+                    .route(Answer::Logged.path(), post(answer_logged))
                     .route(Answer::Audited.path(), post(answer_audited))
                     .route("/poll", get(poll))
                     .route("/page", get(page))

@@ -17,7 +17,7 @@ use app::model::{
     PendingCallView, PolicyView, PollView, PreviewView, QuestionView,
 };
 use content::store::ContentStore;
-use question::form::{AnswerRefused, FieldErrorKind, InputAnswer, InputPauseForm, YesNo};
+use question::form::{AnswerRefused, FieldErrorKind, InputAnswer, InputPauseForm, TextFormat, YesNo};
 use runtime::{Actor, DenialReason, PauseView, RunStatus, Runtime};
 
 use crate::audit::{self, Action, Entry, Surface};
@@ -145,13 +145,31 @@ pub const INBOX_LIMIT: u32 = 100;
 
 /// A question as the reader sees it.
 fn question_view(pause: runtime::InputPause) -> QuestionView {
+    let connect = pause.schema[mcp::CONNECT_KEY]["server"].as_str().map(str::to_string);
     QuestionView {
+        connect,
+        link: link_view(&pause.schema),
         form: InputPauseForm::parse(&pause.schema),
         declinable: pause.asked_while_running,
         asked_by: pause.asked_by,
         digest: pause.digest,
         run: None,
     }
+}
+
+/// The link an MCP server asks the reader to open (`mcp::LINK_KEY`), read again here with the
+/// parser browsers follow, so the host shown is the host the click goes to. `None` for anything
+/// but a plain `http`/`https` address (the question then shows as its bare "Done").
+fn link_view(schema: &serde_json::Value) -> Option<app::model::LinkView> {
+    let link = schema.get(mcp::LINK_KEY)?;
+    let url = url::Url::parse(link["url"].as_str()?).ok()?;
+    let plain = matches!(url.scheme(), "https" | "http") && url.username().is_empty() && url.password().is_none();
+    let host = url.host_str().filter(|host| plain && !host.is_empty())?;
+    let host = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_string(),
+    };
+    Some(app::model::LinkView { server: link["server"].as_str()?.to_string(), url: url.to_string(), host })
 }
 
 /// An answer checked against the question as it stands (digest, options, field types), and the
@@ -177,7 +195,11 @@ fn checked_reply(
         answer => {
             let form = InputPauseForm::parse(&pause.schema);
             let words = YesNo { yes: lang.t(Text::Yes), no: lang.t(Text::No) };
-            let accepted = form.check(&answer, words).map_err(|refused| match refused {
+            // The schema's own check too: what it would refuse later is named field by field now.
+            let schema_check = |form: &question::form::Form, values: &serde_json::Map<String, serde_json::Value>| {
+                question::schema::field_errors(&pause.schema, form, values)
+            };
+            let accepted = form.check_with(&answer, words, &schema_check).map_err(|refused| match refused {
                 AnswerRefused::NotOffered => AppError::AnswerNotOffered,
                 AnswerRefused::Fields(fields) => AppError::InvalidAnswer(
                     fields
@@ -208,6 +230,22 @@ fn field_sentence(kind: &FieldErrorKind, lang: Lang) -> String {
         FieldErrorKind::TooLong(max) => with(Text::AnswerFieldTooLong, &max.to_string()),
         FieldErrorKind::TooFew(min) => with(Text::AnswerFieldTooFew, &min.to_string()),
         FieldErrorKind::TooMany(max) => with(Text::AnswerFieldTooMany, &max.to_string()),
+        FieldErrorKind::AtLeast(limit) => with(Text::AnswerFieldAtLeast, limit),
+        FieldErrorKind::AtMost(limit) => with(Text::AnswerFieldAtMost, limit),
+        FieldErrorKind::Above(limit) => with(Text::AnswerFieldAbove, limit),
+        FieldErrorKind::Below(limit) => with(Text::AnswerFieldBelow, limit),
+        FieldErrorKind::MultipleOf(step) => with(Text::AnswerFieldMultipleOf, step),
+        FieldErrorKind::TooShort(min) => with(Text::AnswerFieldTooShort, &min.to_string()),
+        FieldErrorKind::Pattern => lang.t(Text::AnswerFieldPattern).to_string(),
+        FieldErrorKind::Format(format) => lang
+            .t(match format {
+                TextFormat::Email => Text::AnswerFieldEmail,
+                TextFormat::Uri => Text::AnswerFieldUri,
+                TextFormat::Date => Text::AnswerFieldDate,
+                TextFormat::DateTime => Text::AnswerFieldDateTime,
+            })
+            .to_string(),
+        FieldErrorKind::Other => lang.t(Text::AnswerFieldOther).to_string(),
     }
 }
 
@@ -496,7 +534,7 @@ impl ChatService {
         if let Some(request) = always {
             self.store.add_policies(&request).await.map_err(internal)?;
         }
-        self.wake(&row.id);
+        self.wake_announced(&row.id);
         Ok(())
     }
 
@@ -833,8 +871,11 @@ impl ChatService {
             files.iter().filter(|file| file.message_id == message_id).map(attachment_view).collect()
         };
         let pending = files_of(None);
-        let draft =
-            draft.filter(|_| status == ConversationStatus::Processing).map(|(key, text)| DraftView { key, text });
+        let draft = draft.filter(|_| status == ConversationStatus::Processing).map(|(key, text)| DraftView {
+            html: Some(crate::markdown::to_safe_html(&text)),
+            key,
+            text,
+        });
         Ok(ConversationView {
             draft,
             pending_attachments: pending,
@@ -898,7 +939,7 @@ impl ChatService {
     fn started(&self, conversation_id: &str, outcome: StartTurn) -> Result<(), AppError> {
         match outcome {
             StartTurn::Started => {
-                self.wake(conversation_id);
+                self.wake_announced(conversation_id);
                 Ok(())
             }
             StartTurn::NotFound => Err(AppError::NotFound),
@@ -910,6 +951,13 @@ impl ChatService {
     fn wake(&self, conversation_id: &str) {
         self.worker.wake();
         self.events.changed(conversation_id);
+    }
+
+    /// [`Self::wake`] after a write that announced its change itself on PostgreSQL
+    /// (`store::Then::Announce`): no NOTIFY of its own there.
+    fn wake_announced(&self, conversation_id: &str) {
+        self.worker.wake();
+        self.events.announced(conversation_id);
     }
 
     fn validate_message(content: &str) -> Result<&str, AppError> {
@@ -986,24 +1034,33 @@ impl ChatService {
         lang: Lang,
         surface: Surface,
     ) -> Result<(), AppError> {
-        let row = self.owned(user, id).await?;
+        // The conversation and, on PostgreSQL, its run in one read.
+        let read = self.store.conversation_with_run_of(user.id, id).await.map_err(internal)?;
+        let (row, run) = read.ok_or(AppError::NotFound)?;
         if row.status != ConversationStatus::AwaitingInput {
             return Err(AppError::NotAwaitingInput);
         }
-        let (Some(run_id), Some(PauseView::Input(pause))) = (row.run_id, self.pause_of(&row).await?) else {
+        let pause = match run {
+            Some(run) => {
+                let view = self.runtime.status_from_json(&Actor::user(row.user_id), &run).map_err(runtime_failure)?;
+                view.and_then(|view| view.pause)
+            }
+            None => self.pause_of(&row).await?,
+        };
+        let (Some(run_id), Some(PauseView::Input(pause))) = (row.run_id, pause) else {
             return Err(AppError::NotAwaitingInput);
         };
         let (reply, display) = checked_reply(&pause, digest, answer, lang)?;
         let entry = audit::answer_entry(&reply, &display, user.id, surface, run_id, &pause);
         let recorded = self
             .store
-            .record_answer(user.id, id, &pause.digest, &reply, Some(&display), &entry)
+            .record_answer(user.id, id, &pause.digest, &reply, Some(&display), &entry, pause.held_by.as_deref())
             .await
             .map_err(internal)?;
         if !recorded {
             return Err(AppError::NotAwaitingInput);
         }
-        self.wake(id);
+        self.wake_announced(id);
         Ok(())
     }
 

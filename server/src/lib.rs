@@ -24,14 +24,17 @@ pub mod health;
 pub mod html_tags;
 pub mod inbox;
 pub mod input_route;
+pub mod live_html;
 pub mod mail;
 pub mod markdown;
+pub mod mcp_oauth;
 pub mod names;
 pub mod pages;
 pub mod proxies;
 pub mod skills;
 pub mod store;
 pub mod telemetry;
+pub mod token_key;
 pub mod toolbox;
 pub mod turn;
 pub mod waiting_events;
@@ -118,6 +121,8 @@ pub struct Shared {
     pub headers: Arc<headers::Policy>,
     /// Whose `X-Forwarded-For` names the client (`--trusted-proxies`).
     pub trusted_proxies: Arc<proxies::TrustedProxies>,
+    /// Sign-ins to MCP servers that want OAuth (`mcp_oauth`); `None` when none does.
+    pub mcp_sign_ins: Option<Arc<mcp_oauth::SignIns>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +143,8 @@ pub enum StartError {
     WorkerLock { path: String, source: std::io::Error },
     #[error("cannot set up e-mail: {0}")]
     Mail(lettre::transport::smtp::Error),
+    #[error("MCP server \"{0}\" signs in with OAuth: set TOURGUIDE_TOKEN_KEY (32 random bytes as 64 hex digits), which keeps its tokens encrypted")]
+    TokenKeyMissing(String),
 }
 
 /// A server that is listening (unless it runs with `--web off`); dropping the shutdown sender or
@@ -224,6 +231,8 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
         .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
+        .route(mcp_oauth::START_PATH, axum::routing::get(mcp_oauth::start))
+        .route(mcp_oauth::CALLBACK_PATH, axum::routing::get(mcp_oauth::callback))
         .leptos_routes_with_context(
             &state,
             routes,
@@ -404,7 +413,18 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     content::tools::register(&mut tools, content.clone());
     let (shutdown, shutdown_receiver) = watch::channel(false);
     // MCP tools join the built-in ones as a source whose tools come and go with their servers.
-    let mcp = config.mcp.clone().map(|mcp| mcp::McpHub::start(mcp, &tools, shutdown_receiver.clone()));
+    // The tokens of those that sign in with OAuth are kept sealed with the token key.
+    if let (Some(mcp), None) = (&config.mcp, &config.token_key) {
+        if let Some(server) = mcp.servers.iter().find(|server| server.oauth.is_some()) {
+            return Err(StartError::TokenKeyMissing(server.name.clone()));
+        }
+    }
+    let vault = config
+        .token_key
+        .clone()
+        .map(|key| Arc::new(mcp_oauth::Vault::new(store.clone(), key)) as Arc<dyn mcp::TokenVault>);
+    let mcp =
+        config.mcp.clone().map(|mcp| mcp::McpHub::start_with_vault(mcp, &tools, shutdown_receiver.clone(), vault));
     if let Some(hub) = &mcp {
         tools.add_source(hub.source());
     }
@@ -439,6 +459,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
                 if let Some(hub) = &mcp {
                     hub.previous_processes_are_gone();
                 }
+                // The jobs they held are anyone's now.
+                store.forget_workers().await?;
                 let requeued = store.requeue_all_running_jobs().await?;
                 // Webhook deliveries it was sending are sent again (at least once).
                 store.release_delivery_leases().await?;
@@ -484,6 +506,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         events.wake_on_changes(worker_handle.clone());
         let task = Worker::new(turns, worker_handle.clone(), config.lease)
             .with_waiting_expiry(config.waiting_expiry)
+            .with_mcp(mcp.clone())
             .spawn(config.worker_jobs, shutdown_receiver.clone());
         let deliveries = webhooks::DeliveryWorker::new(
             store.clone(),
@@ -522,6 +545,12 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         .with_attachment_limit(config.attachment_limit)
         .with_drafts(drafts.clone()),
     );
+    let mcp_sign_ins = mcp_oauth::sign_ins(
+        mcp.as_ref(),
+        &store,
+        config.token_key.as_ref(),
+        config.public_url.as_ref().map(|url| url.origin.clone()),
+    );
     let backends = Backends {
         auth: Arc::new(
             AccountService::new(
@@ -556,6 +585,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         },
         headers: Arc::new(headers::Policy::new(config.public_url.as_ref())),
         trusted_proxies: Arc::new(config.trusted_proxies.clone()),
+        mcp_sign_ins,
     }));
     let app = router(state, backends);
 

@@ -2,6 +2,7 @@
 //! conditional UPDATE on the status it expects, so concurrent requests and the worker cannot both
 //! win. Rows leave this module typed (`conversation`), and unreadable ones are refused.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use db::{now, now_ms, on, on_read, Backend, Db, Migrations};
@@ -68,6 +69,8 @@ pub struct Job {
     pub id: i64,
     pub conversation_id: String,
     pub kind: JobKind,
+    /// The worker that holds what the job carries on (an MCP server's open call), if any.
+    pub holder: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,7 +99,7 @@ pub struct NewAttachment<'a> {
 
 /// A stored attachment, without its bytes. `message_id` is `None` while it waits for the next
 /// message.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Deserialize)]
 pub struct Attachment {
     pub id: i64,
     pub message_id: Option<i64>,
@@ -297,7 +300,7 @@ impl TryFrom<ConversationRow> for Conversation {
     }
 }
 
-#[derive(sqlx::FromRow)]
+#[derive(sqlx::FromRow, serde::Deserialize)]
 struct MessageRow {
     id: i64,
     role: String,
@@ -404,9 +407,34 @@ macro_rules! poll_head {
     };
 }
 
-/// A snapshot's transaction on PostgreSQL, begun with its isolation in one statement (a `SET
-/// TRANSACTION` after the `BEGIN` is a round trip more): each statement in it sees the same moment.
-pub const PG_SNAPSHOT_BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+/// A conversation's snapshot on PostgreSQL, after its row's columns: the transcript and the files as
+/// JSON arrays, and the draft, each read by the conversation's row `c`. One statement sees one
+/// moment under READ COMMITTED, so the whole snapshot is one round trip, without a transaction
+/// (which cost a BEGIN and a COMMIT beside its three reads). `$version` is the placeholder bound
+/// to [`RENDERER_VERSION`].
+macro_rules! pg_snapshot_parts {
+    ($version:literal) => {
+        concat!(
+            ", (SELECT COALESCE(json_agg(m ORDER BY m.id), '[]') FROM (SELECT ",
+            snapshot_message_columns!($version),
+            " FROM messages WHERE conversation_id = c.id) m) AS messages,
+             (SELECT COALESCE(json_agg(a ORDER BY a.id), '[]') FROM (SELECT ",
+            attachment_columns!(),
+            " FROM attachments WHERE conversation_id = c.id) a) AS attachments,
+             (SELECT draft_key FROM drafts WHERE conversation_id = c.id) AS draft_key,
+             (SELECT content FROM drafts WHERE conversation_id = c.id) AS draft_content"
+        )
+    };
+}
+
+/// [`Store::conversation_snapshot`] on PostgreSQL: `$1` the conversation, `$2` its owner, `$3`
+/// the renderer version.
+const PG_SNAPSHOT: &str = concat!(
+    "SELECT ",
+    conversation_columns!(),
+    pg_snapshot_parts!("$3"),
+    " FROM conversations c WHERE c.id = $1 AND c.user_id = $2"
+);
 
 /// [`SQLITE_SNAPSHOT`] for a poll: the conversation only if `$1` is the hash of a live session
 /// of its owner (`$2` now, `$3` the conversation, `$4` the renderer version), read with that
@@ -433,29 +461,28 @@ const SQLITE_POLL_WHOLE: &str = concat!(
      COMMIT;"
 );
 
-/// The rest of a conversation's snapshot on PostgreSQL, in the transaction `tx` that read its
-/// row (begun with [`PG_SNAPSHOT_BEGIN`]): the transcript, the files and the draft.
-async fn pg_snapshot_of(
-    tx: &mut sqlx::PgConnection,
-    row: ConversationRow,
-    id: &str,
-) -> Result<ConversationSnapshot, StoreError> {
-    let messages: Vec<MessageRow> = sqlx::query_as(concat!(
-        "SELECT ",
-        snapshot_message_columns!("$2"),
-        " FROM messages WHERE conversation_id = $1 ORDER BY id"
-    ))
-    .bind(id)
-    .bind(RENDERER_VERSION)
-    .fetch_all(&mut *tx)
-    .await?;
-    let attachments: Vec<Attachment> = sqlx::query_as(SELECT_ATTACHMENTS).bind(id).fetch_all(&mut *tx).await?;
-    let draft: Option<(String, String)> = sqlx::query_as(SELECT_DRAFT).bind(id).fetch_optional(&mut *tx).await?;
+/// [`SQLITE_POLL_WHOLE`] on PostgreSQL, in one statement: the session's user, the conversation
+/// and its snapshot ([`pg_snapshot_parts`]).
+const PG_POLL_WHOLE: &str = concat!(
+    "SELECT ",
+    conversation_columns!(),
+    ", ",
+    session_user_columns!(),
+    pg_snapshot_parts!("$4"),
+    owned_through_session!()
+);
+
+/// A conversation's snapshot from a row of [`PG_SNAPSHOT`] or [`PG_POLL_WHOLE`].
+fn pg_snapshot_of(row: &sqlx::postgres::PgRow) -> Result<ConversationSnapshot, StoreError> {
+    let sqlx::types::Json(messages): sqlx::types::Json<Vec<MessageRow>> = row.try_get("messages")?;
+    let sqlx::types::Json(attachments): sqlx::types::Json<Vec<Attachment>> = row.try_get("attachments")?;
+    let draft_key: Option<String> = row.try_get("draft_key")?;
+    let draft_content: Option<String> = row.try_get("draft_content")?;
     Ok(ConversationSnapshot {
-        conversation: Conversation::try_from(row)?,
+        conversation: Conversation::try_from(ConversationRow::from_row(row)?)?,
         messages: messages.into_iter().map(Message::try_from).collect::<Result<_, _>>()?,
         attachments,
-        draft,
+        draft: draft_key.zip(draft_content),
     })
 }
 
@@ -502,6 +529,9 @@ enum Then<'a> {
         notice: Option<Notice>,
     },
     Job,
+    /// A job only the named worker takes while it is alive: the one whose memory holds the open
+    /// call the answer goes back on (see `claim_job`).
+    JobHeldBy(&'a str),
     /// Takes the last transcript line out if it is an answer or a decision (one not delivered).
     DropUndelivered,
     /// Records the streamed draft (empty if none) as a stopped reply.
@@ -519,6 +549,11 @@ enum Then<'a> {
     DropDraft,
     /// The audit log's row for this change (and its webhook event, if announced).
     Audit(&'a Entry),
+    /// On PostgreSQL, the conversation's "changed" NOTIFY in the write's own statement: sent only
+    /// if the write won, delivered when it commits, and no round trip of its own. The caller then
+    /// announces the change with [`crate::events::ConversationEvents::announced`], which on
+    /// SQLite sends it in the process.
+    Announce,
 }
 
 /// The HTML a line is stored with, made once when it is written: an assistant line's Markdown,
@@ -596,6 +631,14 @@ fn guarded_statement<'a>(
                 ));
                 extra.push(Arg::Int(at));
             }
+            Then::JobHeldBy(holder) => {
+                sql.push_str(&format!(
+                    ", w{index} AS (INSERT INTO jobs (conversation_id, kind, created_at, holder)
+                      SELECT id, 'turn', ${first}, ${} FROM claimed)",
+                    first + 1
+                ));
+                extra.extend([Arg::Int(at), Arg::Text(holder)]);
+            }
             Then::DropUndelivered => {
                 sql.push_str(&format!(
                     ", w{index} AS (DELETE FROM messages WHERE id = (
@@ -647,9 +690,19 @@ fn guarded_statement<'a>(
                 sql.push_str(&step);
                 extra.extend(args);
             }
+            Then::Announce => {}
         }
     }
-    sql.push_str(" SELECT COUNT(*) FROM claimed");
+    if then.iter().any(|step| matches!(step, Then::Announce)) {
+        // An aggregate's argument is evaluated for every claimed row, so the NOTIFY goes out once
+        // for the one row a guarded write claims, and not at all when it claimed none.
+        sql.push_str(&format!(
+            " SELECT COUNT(*), string_agg(pg_notify('{}', id)::text, '') FROM claimed",
+            crate::events::CHANNEL
+        ));
+    } else {
+        sql.push_str(" SELECT COUNT(*) FROM claimed");
+    }
     (sql, extra)
 }
 
@@ -694,6 +747,14 @@ fn guarded_batch<'a>(
                 ));
                 extra.push(Arg::Int(at));
             }
+            Then::JobHeldBy(holder) => {
+                sql.push_str(&format!(
+                    "INSERT INTO jobs (conversation_id, kind, created_at, holder)
+                     SELECT id, 'turn', ${first}, ${} FROM temp.claimed;",
+                    first + 1
+                ));
+                extra.extend([Arg::Int(at), Arg::Text(holder)]);
+            }
             Then::DropUndelivered => sql.push_str(
                 "DELETE FROM messages WHERE id = (
                      SELECT m.id FROM messages m JOIN temp.claimed c ON m.conversation_id = c.id ORDER BY m.id DESC LIMIT 1
@@ -735,6 +796,8 @@ fn guarded_batch<'a>(
                 sql.push_str(&step);
                 extra.extend(args);
             }
+            // SQLite's changes travel in the process (`ConversationEvents::announced`).
+            Then::Announce => {}
         }
     }
     sql.push_str("SELECT COUNT(*) FROM temp.claimed; COMMIT;");
@@ -846,6 +909,31 @@ impl Store {
         row.map(Conversation::try_from).transpose()
     }
 
+    /// [`Store::conversation_of`] with, on PostgreSQL, the run it waits on as the runtime reads it
+    /// ([`runtime::pg_run_json`], for [`runtime::Runtime::status_from_json`]), in one statement
+    /// and so one moment: an answer's reads in one round trip. On SQLite, and when the run is not
+    /// there, no run: the caller reads it from the runtime.
+    pub async fn conversation_with_run_of(
+        &self,
+        user_id: i64,
+        id: &str,
+    ) -> Result<Option<(Conversation, Option<String>)>, StoreError> {
+        const SQL: &str = concat!(
+            "SELECT ",
+            conversation_columns!(),
+            ", ",
+            runtime::pg_run_json!("c.run_id"),
+            "::text AS run FROM conversations c WHERE c.id = $1 AND c.user_id = $2"
+        );
+        let Db::Postgres(pool) = &self.db else {
+            return Ok(self.conversation_of(user_id, id).await?.map(|row| (row, None)));
+        };
+        let row = sqlx::query(SQL).bind(id).bind(user_id).fetch_optional(pool).await?;
+        let Some(row) = row else { return Ok(None) };
+        let run: Option<String> = row.try_get("run")?;
+        Ok(Some((Conversation::try_from(ConversationRow::from_row(&row)?)?, run)))
+    }
+
     /// The user's conversation with its transcript and files as of one moment: a write that
     /// changes several (a line and the status it goes with, a message and its files) is seen
     /// whole or not at all. `None` when there is no such conversation of this user.
@@ -872,20 +960,11 @@ impl Store {
                 }
                 (row, messages, attachments, draft)
             }
-            // PostgreSQL gives each statement its own snapshot unless asked for one per
-            // transaction.
+            // One statement, one moment (see `pg_snapshot_parts`).
             Db::Postgres(pool) => {
-                let mut tx = pool.begin_with(PG_SNAPSHOT_BEGIN).await?;
-                let row: Option<ConversationRow> =
-                    sqlx::query_as(select_conversations!("WHERE id = $1 AND user_id = $2"))
-                        .bind(id)
-                        .bind(user_id)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                let Some(row) = row else { return Ok(None) };
-                let snapshot = pg_snapshot_of(&mut tx, row, id).await?;
-                tx.commit().await?;
-                return Ok(Some(snapshot));
+                let row =
+                    sqlx::query(PG_SNAPSHOT).bind(id).bind(user_id).bind(RENDERER_VERSION).fetch_optional(pool).await?;
+                return row.as_ref().map(pg_snapshot_of).transpose();
             }
         };
         let Some(row) = row else { return Ok(None) };
@@ -957,16 +1036,17 @@ impl Store {
     ) -> Result<Option<(SessionUser, ConversationSnapshot)>, StoreError> {
         let read = match &self.db {
             Db::Sqlite(db::Sqlite { read, .. }) => read,
-            // One transaction: the session, then the rest of the snapshot.
+            // One statement: the session, the conversation and its snapshot.
             Db::Postgres(pool) => {
-                let mut tx = pool.begin_with(PG_SNAPSHOT_BEGIN).await?;
-                let head =
-                    sqlx::query(poll_head!()).bind(token_hash).bind(now()).bind(id).fetch_optional(&mut *tx).await?;
-                let Some(head) = head else { return Ok(None) };
-                let user = SessionUser::from_row(&head)?;
-                let snapshot = pg_snapshot_of(&mut tx, ConversationRow::from_row(&head)?, id).await?;
-                tx.commit().await?;
-                return Ok(Some((user, snapshot)));
+                let row = sqlx::query(PG_POLL_WHOLE)
+                    .bind(token_hash)
+                    .bind(now())
+                    .bind(id)
+                    .bind(RENDERER_VERSION)
+                    .fetch_optional(pool)
+                    .await?;
+                let Some(row) = row else { return Ok(None) };
+                return Ok(Some((SessionUser::from_row(&row)?, pg_snapshot_of(&row)?)));
             }
         };
         let rows = read
@@ -1026,7 +1106,12 @@ impl Store {
                     Arg::Int(user_id),
                     Arg::Text(expected.as_str()),
                 ],
-                &[Then::Message { role: MessageRole::User, content, notice: None }, Then::AttachPending, Then::Job],
+                &[
+                    Then::Message { role: MessageRole::User, content, notice: None },
+                    Then::AttachPending,
+                    Then::Job,
+                    Then::Announce,
+                ],
             )
             .await?;
         if started {
@@ -1145,7 +1230,9 @@ impl Store {
 
     /// Records a reply to the question the conversation waits on, appends its line (if it has one)
     /// to the transcript and queues the delivery, guarded on the conversation still waiting for
-    /// input.
+    /// input. A question whose open call lives in one worker's memory names it (`holder`): its
+    /// job is that worker's while it is alive.
+    #[allow(clippy::too_many_arguments)]
     pub async fn record_answer(
         &self,
         user_id: i64,
@@ -1154,6 +1241,7 @@ impl Store {
         reply: &Reply,
         display: Option<&str>,
         entry: &Entry,
+        holder: Option<&str>,
     ) -> Result<bool, StoreError> {
         let encoded = reply.encode();
         let line = display.map(|content| Then::Message {
@@ -1161,7 +1249,8 @@ impl Store {
             content,
             notice: Some(Notice::InputAnswer),
         });
-        let then: Vec<Then<'_>> = line.into_iter().chain([Then::Job, Then::Audit(entry)]).collect();
+        let job = holder.map_or(Then::Job, Then::JobHeldBy);
+        let then: Vec<Then<'_>> = line.into_iter().chain([job, Then::Audit(entry), Then::Announce]).collect();
         self.guarded(
             conversation_id,
             "UPDATE conversations
@@ -1191,6 +1280,7 @@ impl Store {
         run_id: Uuid,
         reason: &str,
         entry: &Entry,
+        holder: Option<&str>,
     ) -> Result<bool, StoreError> {
         let encoded = Reply::Withdrawn(reason.to_string()).encode();
         let run = run_id.to_string();
@@ -1207,7 +1297,7 @@ impl Store {
                 Arg::Text(conversation_id),
                 Arg::Text(&run),
             ],
-            &[Then::Job, Then::Audit(entry)],
+            &[holder.map_or(Then::Job, Then::JobHeldBy), Then::Audit(entry)],
         )
         .await
     }
@@ -1227,7 +1317,7 @@ impl Store {
             content: label,
             notice: Some(Notice::Decision),
         });
-        let then: Vec<Then<'_>> = label.into_iter().chain([Then::Job, Then::Audit(entry)]).collect();
+        let then: Vec<Then<'_>> = label.into_iter().chain([Then::Job, Then::Audit(entry), Then::Announce]).collect();
         let edits = decision.detail.encode_edits();
         self.guarded(
             conversation_id,
@@ -1410,6 +1500,14 @@ impl Store {
         .await
     }
 
+    /// The reply's draft as last saved (key and text so far): what an event stream that joined a
+    /// reply mid-way renders from (`events`). The stream's owner was checked when it opened.
+    pub async fn draft(&self, conversation_id: &str) -> Result<Option<(String, String)>, StoreError> {
+        let draft =
+            on_read!(&self.db, pool => sqlx::query_as(SELECT_DRAFT).bind(conversation_id).fetch_optional(pool).await)?;
+        Ok(draft)
+    }
+
     /// Writes the reply's text so far, only while the conversation is working on it (a late
     /// write after a stop or a settle must not bring a draft back).
     pub async fn save_draft(&self, conversation_id: &str, draft_key: &str, content: &str) -> Result<(), StoreError> {
@@ -1580,31 +1678,74 @@ impl Store {
         Ok(JobCounts { queued: count("queued"), running: count("running") })
     }
 
-    /// Takes the oldest queued job and leases it; `None` when there is nothing to do.
-    pub async fn claim_job(&self, lease: Duration) -> Result<Option<Job>, StoreError> {
-        let lease_until = now().saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX));
+    /// Takes the oldest queued job that worker `instance` may take and leases it; `None` when
+    /// there is nothing to do. A job held by another worker (`holder`) waits for it while it beats;
+    /// once it stopped, anyone takes the job, and the question it held is handed back.
+    pub async fn claim_job(&self, lease: Duration, instance: &str) -> Result<Option<Job>, StoreError> {
+        let now = now();
+        let lease_until = now.saturating_add(i64::try_from(lease.as_secs()).unwrap_or(i64::MAX));
         // SQLite runs one writer at a time. On PostgreSQL, workers claim side by side: SKIP LOCKED
         // passes over a job another worker is taking, so no two take the same one and none waits.
         let sql = match self.db.backend() {
             Backend::Sqlite => {
                 "UPDATE jobs SET state = 'running', lease_until = $1
-                 WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1) AND state = 'queued'
-                 RETURNING id, conversation_id, kind"
+                 WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND (holder IS NULL OR holder = $2
+                     OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.instance = jobs.holder AND w.alive_until >= $3))
+                     ORDER BY id LIMIT 1) AND state = 'queued'
+                 RETURNING id, conversation_id, kind, holder"
             }
             Backend::Postgres => {
                 "UPDATE jobs SET state = 'running', lease_until = $1
-                 WHERE id = (SELECT id FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
-                 RETURNING id, conversation_id, kind"
+                 WHERE id = (SELECT id FROM jobs WHERE state = 'queued' AND (holder IS NULL OR holder = $2
+                     OR NOT EXISTS (SELECT 1 FROM workers w WHERE w.instance = jobs.holder AND w.alive_until >= $3))
+                     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+                 RETURNING id, conversation_id, kind, holder"
             }
         };
-        let row: Option<(i64, String, String)> =
-            on!(&self.db, pool => sqlx::query_as(sql).bind(lease_until).fetch_optional(pool).await)?;
-        Ok(row.map(|(id, conversation_id, kind)| {
+        let row: Option<(i64, String, String, Option<String>)> = on!(&self.db, pool => sqlx::query_as(sql)
+            .bind(lease_until)
+            .bind(instance)
+            .bind(now)
+            .fetch_optional(pool)
+            .await)?;
+        Ok(row.map(|(id, conversation_id, kind, holder)| {
             // A kind this build does not know is a turn: that job only looks where the
             // conversation stands, which is always safe.
             let kind = if kind == "run_decision" { JobKind::RunDecision } else { JobKind::Turn };
-            Job { id, conversation_id, kind }
+            Job { id, conversation_id, kind, holder }
         }))
+    }
+
+    /// Worker `instance` is alive until `alive_until` (a heartbeat); returns the workers alive
+    /// now, itself among them. Workers gone for a day are forgotten: a question one held has
+    /// timed out long since.
+    pub async fn worker_beats(&self, instance: &str, alive_until: i64) -> Result<HashSet<String>, StoreError> {
+        let now = now();
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO workers (instance, alive_until) VALUES ($1, $2)
+             ON CONFLICT (instance) DO UPDATE SET alive_until = excluded.alive_until",
+        )
+        .bind(instance)
+        .bind(alive_until)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        on!(&self.db, pool => sqlx::query("DELETE FROM workers WHERE alive_until < $1")
+            .bind(now.saturating_sub(86_400))
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        let alive: Vec<String> = on_read!(&self.db, pool => sqlx::query_scalar("SELECT instance FROM workers WHERE alive_until >= $1")
+            .bind(now)
+            .fetch_all(pool)
+            .await)?;
+        Ok(alive.into_iter().chain([instance.to_string()]).collect())
+    }
+
+    /// On SQLite the one worker of a file starts: every worker that beat before is gone.
+    pub async fn forget_workers(&self) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query("DELETE FROM workers").execute(pool).await.map(|done| done.rows_affected()))?;
+        Ok(())
     }
 
     /// Extends a running job's lease; false if the job is not running any more (requeued as stale).
@@ -1691,6 +1832,9 @@ pub use users::{session_handle, Role, SessionRow, SessionUser, UserRow, UserSumm
 
 mod mail;
 pub use mail::{ClaimedMail, MailSettings};
+
+mod mcp_tokens;
+pub use mcp_tokens::{NewSignIn, SignIn, SIGN_IN_SECONDS};
 
 mod webhooks;
 pub use webhooks::{

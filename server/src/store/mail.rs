@@ -3,6 +3,8 @@
 //! in its transaction ([`mail_fan_out_sql`]) and leased, retried and recorded as a webhook
 //! delivery is.
 
+use std::collections::HashMap;
+
 use db::{now, on, on_read};
 use serde_json::Value;
 
@@ -145,15 +147,28 @@ impl Store {
             .bind(limit)
             .fetch_all(pool)
             .await)?;
+        // The recipients' addresses in one read, not one per mail.
+        let mut ids: Vec<i64> = claimed.iter().map(|row| row.2).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let recipients: HashMap<i64, (Option<String>, bool, Option<String>)> = if ids.is_empty() {
+            HashMap::new()
+        } else {
+            let places = (1..=ids.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ");
+            let sql = format!("SELECT id, email, email_notify, language FROM users WHERE id IN ({places})");
+            type Recipient = (i64, Option<String>, bool, Option<String>);
+            let rows: Vec<Recipient> = on_read!(&self.db, pool => {
+                let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str()));
+                for id in &ids {
+                    query = query.bind(*id);
+                }
+                query.fetch_all(pool).await
+            })?;
+            rows.into_iter().map(|(id, address, notify, language)| (id, (address, notify, language))).collect()
+        };
         let mut mails = Vec::with_capacity(claimed.len());
         for (id, event_id, user_id, kind, payload, attempts, created_at) in claimed {
-            let recipient: Option<(Option<String>, bool, Option<String>)> = on_read!(&self.db, pool => sqlx::query_as(
-                "SELECT email, email_notify, language FROM users WHERE id = $1"
-            )
-            .bind(user_id)
-            .fetch_optional(pool)
-            .await)?;
-            let (address, language) = match recipient {
+            let (address, language) = match recipients.get(&user_id).cloned() {
                 Some((address, true, language)) => (address, language),
                 Some((_, false, language)) => (None, language),
                 None => (None, None),

@@ -74,6 +74,7 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         mail: None,
         public_url: None,
         trusted_proxies: Default::default(),
+        token_key: None,
     }
 }
 
