@@ -353,6 +353,11 @@ async fn stop_and_a_question_appearing_at_once_have_exactly_one_winner() {
         let view = conversation_until(&client, &id, |view| view["status"] != "processing").await;
         // Give a losing run the moment it takes to be cancelled.
         tokio::time::sleep(Duration::from_millis(300)).await;
+        // A run stopped before it took the released permit leaves it behind; the next round's
+        // model would pass its gate at once and ask before the round saw the turn processing.
+        while let Ok(permit) = model.gate.try_acquire() {
+            permit.forget();
+        }
         let view = if view["status"] == "idle" { client.conversation(&id).await.1 } else { view };
         match status {
             200 => {
