@@ -416,6 +416,7 @@ catalogue! {
     McpDisconnect => "Disconnect", "Trennen";
     McpConnectServer => "Connect {}", "{} verbinden";
     McpConnectThenContinue => "Connect your account, then press Continue.", "Verbinde dein Konto und drücke dann auf Weiter.";
+    McpConnectContinue => "Continue", "Weiter";
     ErrorMcpNotOAuth => "This MCP server does not sign in with OAuth here.", "Dieser MCP-Server meldet sich hier nicht mit OAuth an.";
     OAuthStateMismatch => "This sign-in was not started in this session or has expired, so nothing was stored. Start it again from the Tools page.", "Diese Anmeldung wurde nicht in dieser Sitzung begonnen oder ist abgelaufen, deshalb wurde nichts gespeichert. Bitte auf der Werkzeug-Seite neu beginnen.";
     OAuthDenied => "The sign-in was refused at the authorization server, so nothing was stored.", "Die Anmeldung wurde beim Autorisierungsserver abgelehnt, deshalb wurde nichts gespeichert.";

@@ -144,12 +144,19 @@ fn attachment_view(file: &Attachment) -> AttachmentView {
 pub const INBOX_LIMIT: u32 = 100;
 
 /// A question as the reader sees it.
-fn question_view(pause: runtime::InputPause) -> QuestionView {
+fn question_view(pause: runtime::InputPause, lang: Lang) -> QuestionView {
     let connect = pause.schema[mcp::CONNECT_KEY]["server"].as_str().map(str::to_string);
+    let mut form = InputPauseForm::parse(&pause.schema);
+    // A connect question is ours, not the server's: its one button speaks the reader's language.
+    if let (Some(_), InputPauseForm::Choice(choice)) = (&connect, &mut form) {
+        for option in &mut choice.options {
+            option.label = lang.t(Text::McpConnectContinue).to_string();
+        }
+    }
     QuestionView {
         connect,
         link: link_view(&pause.schema),
-        form: InputPauseForm::parse(&pause.schema),
+        form,
         declinable: pause.asked_while_running,
         asked_by: pause.asked_by,
         digest: pause.digest,
@@ -212,7 +219,16 @@ fn checked_reply(
                         .collect(),
                 ),
             })?;
-            Ok((Reply::Values(accepted.data), accepted.display))
+            // The one answer of a link or connect question is ours, not the server's: its line in
+            // the transcript is in the reader's language, as the button was.
+            let display = if pause.schema.get(mcp::LINK_KEY).is_some() {
+                lang.t(Text::McpLinkDone).to_string()
+            } else if pause.schema.get(mcp::CONNECT_KEY).is_some() {
+                lang.t(Text::McpConnectContinue).to_string()
+            } else {
+                accepted.display
+            };
+            Ok((Reply::Values(accepted.data), display))
         }
     }
 }
@@ -859,7 +875,7 @@ impl ChatService {
         let pause = if status.is_waiting() { self.pause_of(&row).await? } else { None };
         let (question, card) = match pause {
             Some(PauseView::Input(pause)) if status == ConversationStatus::AwaitingInput => {
-                (Some(question_view(pause)), None)
+                (Some(question_view(pause, lang)), None)
             }
             Some(PauseView::Approval(pause)) if status == ConversationStatus::AwaitingApproval => {
                 let answers = self.card_answers(&row, &pause);
@@ -1331,7 +1347,7 @@ impl ChatBackend for ChatService {
             };
             let run = Some(view.run_id.to_string());
             let (question, card) = match view.pause {
-                Some(PauseView::Input(pause)) => (Some(QuestionView { run, ..question_view(pause) }), None),
+                Some(PauseView::Input(pause)) => (Some(QuestionView { run, ..question_view(pause, lang) }), None),
                 Some(PauseView::Approval(pause)) => {
                     let answers = if moved_on {
                         if pause.offers_denial_reason() {

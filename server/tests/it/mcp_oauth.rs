@@ -512,6 +512,15 @@ async fn a_per_user_call_waits_for_its_user_to_connect_and_then_carries_their_ow
     let conversation = editor.settled_conversation(&id).await;
     assert_eq!(conversation["status"], "awaiting_input", "{conversation}");
     assert_eq!(conversation["question"]["connect"], "crm");
+    // The question is ours, not the server's: its button and its line speak the reader's language.
+    assert_eq!(conversation["question"]["form"]["options"][0]["label"], "Continue", "{conversation}");
+    assert!(texts(&conversation).contains(&"Continue".to_string()), "{conversation}");
+    let (status, _) = editor.call_json("set_language", &[("language", "de")]).await;
+    assert_eq!(status, 200);
+    let (_, german) = editor.conversation(&id).await;
+    assert_eq!(german["question"]["form"]["options"][0]["label"], "Weiter", "{german}");
+    let (status, _) = editor.call_json("set_language", &[("language", "en")]).await;
+    assert_eq!(status, 200);
 
     // The chat shows the way to connect.
     let page = editor.http.get(format!("{}/c/{id}", editor.base)).send().await.unwrap().text().await.unwrap();
