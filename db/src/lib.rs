@@ -16,6 +16,7 @@ use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous};
 
 mod connections;
+mod executor;
 mod here;
 mod postgres;
 pub use connections::{in_background, Checkout, Connections, Tx};
@@ -25,10 +26,9 @@ pub use postgres::{PgCheckout, PgConnections, PgTx, CHECKED_AFTER_IDLE};
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of
 /// their own (see [`Sqlite`]).
 const POOL_SIZE: u32 = 8;
-/// `TOURGUIDE_SQLITE_POOL=sqlx`: a SQLite file on sqlx's `SqlitePool` and without [`Here`];
-/// `sqlx-here`: on sqlx's pool with [`Here`]. For the bench's side-by-side comparison with our own
-/// pool (bench/RESULTS.md, "What the own pieces win").
-const SQLX_POOL: &str = "TOURGUIDE_SQLITE_POOL";
+/// `TOURGUIDE_PG_POOL=sqlx` runs PostgreSQL on sqlx's `PgPool` instead of [`PgConnections`], for the
+/// bench's side-by-side comparison (bench/RESULTS.md, "What the own pieces win").
+const SQLX_PG_POOL: &str = "TOURGUIDE_PG_POOL";
 /// How long a writer waits for another one before the statement fails.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many rows a SQLite connection's thread may hand over before the reading task takes them.
@@ -254,7 +254,11 @@ impl Db {
     pub async fn open_postgres(url: &str) -> Result<Db, DbError> {
         let options: PgConnectOptions = url.parse()?;
         // Our own pool, not sqlx's: see `postgres` (no ping as each connection goes back).
-        let pool = PgConnections::open(options, POOL_SIZE).await?;
+        // `TOURGUIDE_PG_POOL=sqlx`: sqlx's pool, for the bench's side-by-side comparison.
+        let pool = match std::env::var(SQLX_PG_POOL).as_deref() {
+            Ok("sqlx") => PgConnections::open_sqlx(options, POOL_SIZE).await?,
+            _ => PgConnections::open(options, POOL_SIZE).await?,
+        };
         Ok(Db::Postgres(pool))
     }
 
@@ -279,21 +283,22 @@ impl Db {
             std::fs::create_dir_all(folder)
                 .map_err(|source| DbError::Folder { path: folder.display().to_string(), source })?;
         }
-        let pool = std::env::var(SQLX_POOL).unwrap_or_default();
-        if pool == "sqlx" || pool == "sqlx-here" {
-            let write = Connections::open_sqlx(sqlite_options(path), 1).await?;
-            let read = Connections::open_sqlx(sqlite_options(path), POOL_SIZE).await?;
-            let here = (pool == "sqlx-here").then(|| Here::new(path));
-            return Ok(Db::Sqlite(Sqlite { write, read, here }));
-        }
         let write = Connections::open(sqlite_options(path), 1).await?;
         let read = Connections::open(sqlite_options(path), POOL_SIZE).await?;
         Ok(Db::Sqlite(Sqlite { write, read, here: Some(Here::new(path)) }))
     }
 
-    /// An in-memory database: one connection, since each one would be a database of its own.
+    /// An in-memory database: one connection, since each one would be a database of its own. The
+    /// database has a name of its own in shared-cache mode, so a connection the pool opens again
+    /// (after a failed batch closed the old one) finds it while another is open.
     pub async fn in_memory() -> Result<Db, DbError> {
-        let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true).row_buffer_size(ROW_BUFFER);
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let name = format!(
+            "sqlite:file:tourguide-{}-{}?mode=memory&cache=shared",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let options = SqliteConnectOptions::from_str(&name)?.foreign_keys(true).row_buffer_size(ROW_BUFFER);
         let pool = Connections::open(options, 1).await?;
         Ok(Db::Sqlite(Sqlite { write: pool.clone(), read: pool, here: None }))
     }

@@ -17,15 +17,11 @@ use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use futures_core::future::BoxFuture;
-use futures_core::stream::BoxStream;
-use futures_util::TryStreamExt;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{
-    PgConnectOptions, PgConnection, PgListener, PgPoolOptions, PgQueryResult, PgRow, PgStatement, PgTransactionManager,
-    PgTypeInfo, Postgres,
+    PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions, PgTransactionManager, Postgres,
 };
-use sqlx::{ConnectOptions, Connection, Either, Execute, Executor, SqlSafeStr, SqlStr};
-use sqlx_core::ext::async_stream::TryAsyncStream;
+use sqlx::{ConnectOptions, Connection, SqlSafeStr, SqlStr};
 use sqlx_core::transaction::TransactionManager;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -47,6 +43,9 @@ struct Shared {
     idle: Mutex<Vec<(PgConnection, Instant)>>,
     permits: Arc<Semaphore>,
     size: u32,
+    /// sqlx's own pool in place of ours (`TOURGUIDE_PG_POOL=sqlx`, see [`PgConnections::open_sqlx`]),
+    /// for the bench's side-by-side comparison.
+    sqlx: Option<PgPool>,
 }
 
 impl std::fmt::Debug for PgConnections {
@@ -70,6 +69,29 @@ impl PgConnections {
             idle: Mutex::new(vec![(first, Instant::now())]),
             permits: Arc::new(Semaphore::new(size as usize)),
             size,
+            sqlx: None,
+        })))
+    }
+
+    /// The same on sqlx's `PgPool`, configured as well as it allows (no test before a checkout,
+    /// connections kept open); it pings each connection as it goes back. For the bench's
+    /// comparison (bench/RESULTS.md, "What the own pieces win").
+    pub async fn open_sqlx(options: PgConnectOptions, size: u32) -> Result<PgConnections, sqlx::Error> {
+        let size = size.max(1);
+        let pool = PgPoolOptions::new()
+            .max_connections(size)
+            .test_before_acquire(false)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options.clone())
+            .await?;
+        Ok(PgConnections(Arc::new(Shared {
+            options,
+            idle: Mutex::new(Vec::new()),
+            permits: Arc::new(Semaphore::new(size as usize)),
+            size,
+            sqlx: Some(pool),
         })))
     }
 
@@ -77,6 +99,10 @@ impl PgConnections {
     /// Holding one for a whole request spares nothing on the wire any more (the release costs
     /// nothing), but keeps the request's statements in order on one session.
     pub async fn acquire(&self) -> Result<PgCheckout, sqlx::Error> {
+        if let Some(pool) = &self.0.sqlx {
+            let pooled = pool.acquire().await?;
+            return Ok(PgCheckout { connection: None, pooled: Some(pooled), shared: self.0.clone(), _permit: None });
+        }
         let permit = match self.0.permits.clone().try_acquire_owned() {
             Ok(permit) => permit,
             Err(tokio::sync::TryAcquireError::NoPermits) => {
@@ -91,13 +117,18 @@ impl PgConnections {
             let idle = self.0.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
             let Some((mut connection, since)) = idle else { break };
             if since.elapsed() < CHECKED_AFTER_IDLE || connection.ping().await.is_ok() {
-                return Ok(PgCheckout { connection: Some(connection), shared: self.0.clone(), _permit: permit });
+                return Ok(PgCheckout {
+                    connection: Some(connection),
+                    pooled: None,
+                    shared: self.0.clone(),
+                    _permit: Some(permit),
+                });
             }
             // A broken connection is dropped; the next idle one, or a new one, serves instead.
             let _ = connection.close_hard().await;
         }
         let connection = self.0.options.connect().await?;
-        Ok(PgCheckout { connection: Some(connection), shared: self.0.clone(), _permit: permit })
+        Ok(PgCheckout { connection: Some(connection), pooled: None, shared: self.0.clone(), _permit: Some(permit) })
     }
 
     /// A transaction on a connection of this pool (`BEGIN`).
@@ -119,6 +150,9 @@ impl PgConnections {
     /// Refuses further checkouts and closes the idle connections; one that is out is dropped when
     /// it comes back.
     pub async fn close(&self) {
+        if let Some(pool) = &self.0.sqlx {
+            pool.close().await;
+        }
         self.0.permits.close();
         let idle = std::mem::take(&mut *self.0.idle.lock().unwrap_or_else(PoisonError::into_inner));
         for (connection, _) in idle {
@@ -130,22 +164,30 @@ impl PgConnections {
 /// A connection taken from [`PgConnections`]; it goes back, as it is, when this is dropped.
 pub struct PgCheckout {
     connection: Option<PgConnection>,
+    /// In place of `connection` on sqlx's pool.
+    pooled: Option<PoolConnection<Postgres>>,
     shared: Arc<Shared>,
     // Dropped after `drop` has put the connection back, so whoever it wakes finds it.
-    _permit: OwnedSemaphorePermit,
+    _permit: Option<OwnedSemaphorePermit>,
 }
 
 impl Deref for PgCheckout {
     type Target = PgConnection;
 
     fn deref(&self) -> &PgConnection {
-        self.connection.as_ref().expect("a checkout holds its connection until dropped")
+        match &self.pooled {
+            Some(pooled) => pooled,
+            None => self.connection.as_ref().expect("a checkout holds its connection until dropped"),
+        }
     }
 }
 
 impl DerefMut for PgCheckout {
     fn deref_mut(&mut self) -> &mut PgConnection {
-        self.connection.as_mut().expect("a checkout holds its connection until dropped")
+        match &mut self.pooled {
+            Some(pooled) => pooled,
+            None => self.connection.as_mut().expect("a checkout holds its connection until dropped"),
+        }
     }
 }
 
@@ -206,70 +248,12 @@ impl Drop for PgTx {
     }
 }
 
-/// Each statement takes a connection for its own length, as it would from sqlx's pool.
-impl<'p> Executor<'p> for &'_ PgConnections {
-    type Database = Postgres;
-
-    fn fetch_many<'e, 'q: 'e, E>(self, query: E) -> BoxStream<'e, Result<Either<PgQueryResult, PgRow>, sqlx::Error>>
-    where
-        E: 'q + Execute<'q, Postgres>,
-    {
-        let pool = self.clone();
-        Box::pin(TryAsyncStream::new(move |yielder| async move {
-            let mut connection = pool.acquire().await?;
-            let mut rows = connection.fetch_many(query);
-            while let Some(row) = rows.try_next().await? {
-                yielder.r#yield(row).await;
-            }
-            Ok(())
-        }))
-    }
-
-    fn fetch_optional<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<Option<PgRow>, sqlx::Error>>
-    where
-        E: 'q + Execute<'q, Postgres>,
-    {
-        let pool = self.clone();
-        Box::pin(async move { pool.acquire().await?.fetch_optional(query).await })
-    }
-
-    fn execute<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<PgQueryResult, sqlx::Error>>
-    where
-        E: 'q + Execute<'q, Postgres>,
-    {
-        let pool = self.clone();
-        Box::pin(async move { pool.acquire().await?.execute(query).await })
-    }
-
-    fn fetch_all<'e, 'q: 'e, E>(self, query: E) -> BoxFuture<'e, Result<Vec<PgRow>, sqlx::Error>>
-    where
-        E: 'q + Execute<'q, Postgres>,
-    {
-        let pool = self.clone();
-        Box::pin(async move { pool.acquire().await?.fetch_all(query).await })
-    }
-
-    fn prepare_with<'e>(
-        self,
-        sql: SqlStr,
-        parameters: &'e [PgTypeInfo],
-    ) -> BoxFuture<'e, Result<PgStatement, sqlx::Error>>
-    where
-        'p: 'e,
-    {
-        let pool = self.clone();
-        Box::pin(async move { pool.acquire().await?.prepare_with(sql, parameters).await })
-    }
-
-    fn describe<'e>(self, sql: SqlStr) -> BoxFuture<'e, Result<sqlx::Describe<Postgres>, sqlx::Error>> {
-        let pool = self.clone();
-        Box::pin(async move { pool.acquire().await?.describe(sql).await })
-    }
-}
+crate::executor::executor_by_checkout!(PgConnections, Postgres);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use futures_util::TryStreamExt;
 
     /// A pool on a scratch database, or `None` without `TOURGUIDE_TEST_POSTGRES`.
     async fn pool(size: u32) -> Option<PgConnections> {
@@ -277,6 +261,22 @@ mod tests {
         let pool = PgConnections::open(url.parse().unwrap(), size).await.unwrap();
         sqlx::query("CREATE TABLE t (n BIGINT)").execute(&pool).await.unwrap();
         Some(pool)
+    }
+
+    /// The bench's comparison runs the stores on sqlx's pool through the same checkouts; there too
+    /// a dropped transaction leaves nothing behind.
+    #[tokio::test]
+    async fn on_sqlx_pool_a_dropped_transaction_leaves_nothing() {
+        let Some(url) = crate::scratch_postgres().await.unwrap() else { return };
+        let pool = PgConnections::open_sqlx(url.parse().unwrap(), 1).await.unwrap();
+        sqlx::query("CREATE TABLE t (n BIGINT)").execute(&pool).await.unwrap();
+        let mut tx = pool.begin().await.unwrap();
+        sqlx::query("INSERT INTO t VALUES (1)").execute(&mut *tx).await.unwrap();
+        drop(tx);
+        sqlx::query("INSERT INTO t VALUES (2)").execute(&pool).await.unwrap();
+        let rows: Vec<i64> = sqlx::query_scalar("SELECT n FROM t").fetch_all(&pool).await.unwrap();
+        assert_eq!(rows, [2]);
+        pool.close().await;
     }
 
     async fn count(pool: &PgConnections) -> i64 {
