@@ -113,7 +113,7 @@ impl ServerConfig {
 
     pub fn place(&self) -> Place {
         match &self.transport {
-            Transport::Http { url, .. } => Place::Url(crate::problem::mask_url(url)),
+            Transport::Http { url, .. } => Place::Url(crate::masking::mask_url(url)),
             Transport::Stdio { command, .. } => Place::Program(
                 Path::new(command)
                     .file_name()

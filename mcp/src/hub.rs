@@ -8,8 +8,8 @@
 //! Until there is one it waits ([`ServerState::SignInNeeded`]), and is told when one is made.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use runtime::{RegisteredTool, ToolRegistry, ToolSource};
@@ -17,33 +17,16 @@ use tokio::sync::{mpsc, watch};
 
 use crate::config::{McpConfig, OAuthMode, Place, ServerConfig};
 use crate::live::LiveCalls;
-use crate::oauth::{Access, OAuthFailure, RefreshLocks, Started, TokenOwner, TokenVault};
+use crate::oauth::{OAuthFailure, RefreshLocks, Started, TokenOwner, TokenVault};
 use crate::problem::{Failure, Problem};
+use crate::server::{Server, ServerState};
 use crate::session::Session;
 use crate::tool::McpTool;
 
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(60);
-/// Idle call connections kept per server; more are closed once their call is done.
-const IDLE_SESSIONS: usize = 2;
 /// How often a server that waits for a sign-in looks again (one made in another process).
 const SIGN_IN_CHECK: Duration = Duration::from_secs(5);
-
-/// How a server is doing, for the UI. Why it is down is a kind; the library's own words, which
-/// may name the URL with its key, go to the log only (redacted).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ServerState {
-    Starting,
-    Ready,
-    /// An OAuth server nobody has connected yet: shared, an admin connects it; per user, its
-    /// tools are listed once a first user has connected.
-    SignInNeeded,
-    /// It failed or died; the next attempt comes after `retry_in`.
-    Down {
-        problem: Problem,
-        retry_in: Duration,
-    },
-}
 
 /// A server as the UI shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,126 +41,13 @@ pub struct ServerView {
     pub oauth: Option<OAuthMode>,
 }
 
-pub(crate) struct Server {
-    pub config: ServerConfig,
-    state: Mutex<ServerState>,
-    tools: RwLock<BTreeMap<String, RegisteredTool>>,
-    idle: Mutex<Vec<Session>>,
-    /// Set once the server turned out to speak only the older handshake.
-    older: AtomicBool,
-    /// The supervisor's ear for "the tools changed", which a server may say on any connection.
-    tools_changed: Mutex<Option<mpsc::UnboundedSender<()>>>,
-    /// Where OAuth tokens are kept (a server without OAuth has none to keep).
-    vault: Option<Arc<dyn TokenVault>>,
-    locks: Arc<RefreshLocks>,
-    /// Told when a sign-in to this server was made or forgotten here.
-    signed_in: Arc<tokio::sync::Notify>,
-}
-
-impl Server {
-    /// A connection for one call, signed in as `owner` for an OAuth server: an idle one, or a new
-    /// one. `Err` is a sentence for the model that names the kind of problem (its detail goes to
-    /// the log).
-    pub async fn take_session(&self, owner: Option<TokenOwner>) -> Result<Session, String> {
-        self.connect_for_call(owner).await.map_err(|failure| {
-            let problem = failure.detail(&self.config);
-            tracing::warn!(server = %self.config.name, %problem, "no MCP connection for a call");
-            failure.sentence(&self.config)
-        })
-    }
-
-    /// The sign-in `owner`'s requests carry; `None` for a server without OAuth (or without a vault).
-    pub(crate) fn access(&self, owner: Option<TokenOwner>) -> Option<Access> {
-        Some(Access {
-            vault: self.vault.clone()?,
-            owner: owner?,
-            locks: self.locks.clone(),
-            changed: self.signed_in.clone(),
-        })
-    }
-
-    /// Whether `owner` has a sign-in to this server.
-    pub async fn connected(&self, owner: TokenOwner) -> Result<bool, String> {
-        match &self.vault {
-            Some(vault) => Ok(vault.load(&self.config.name, owner).await?.is_some()),
-            None => Ok(false),
-        }
-    }
-
-    /// The server refused `owner`'s tokens (and a refresh, if any, did not help): they are
-    /// forgotten, and the owner connects again.
-    async fn forget_refused(&self, owner: TokenOwner) {
-        let Some(vault) = &self.vault else { return };
-        match vault.clear(&self.config.name, owner).await {
-            Ok(true) => {
-                tracing::warn!(server = %self.config.name, "the MCP server refused the sign-in's tokens; they are forgotten");
-                self.signed_in.notify_one();
-            }
-            Ok(false) => {}
-            Err(error) => tracing::error!(server = %self.config.name, %error, "a refused sign-in cannot be forgotten"),
-        }
-    }
-
-    async fn connect_for_call(&self, owner: Option<TokenOwner>) -> Result<Session, Failure> {
-        loop {
-            let idle = {
-                let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                idle.iter().rposition(|session| session.owner == owner).map(|at| idle.remove(at))
-            };
-            match idle {
-                Some(session) if session.is_closed() => continue,
-                Some(session) => return Ok(session),
-                None => {
-                    let changed = self.tools_changed.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
-                    let access = self.access(owner);
-                    let connected = Session::connect_as(&self.config, &self.older, changed, access.as_ref()).await;
-                    if let (Err(failure), Some(owner)) = (&connected, owner) {
-                        if failure.problem == Problem::CredentialsRefused {
-                            self.forget_refused(owner).await;
-                        }
-                    }
-                    let session = connected?;
-                    if matches!(self.config.transport, crate::config::Transport::Http { .. }) {
-                        // The HTTP transport mirrors arguments a tool marks (`x-mcp-header`) into
-                        // request headers, from the tool list it saw on this connection.
-                        session
-                            .service
-                            .peer()
-                            .list_all_tools()
-                            .await
-                            .map_err(|error| Failure::of_request(&error, &self.config))?;
-                    }
-                    return Ok(session);
-                }
-            }
-        }
-    }
-
-    /// A connection whose call is done goes back to the pool (or is closed).
-    pub fn give_back(&self, session: Session) {
-        session.detach();
-        let mut idle = self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if idle.len() < IDLE_SESSIONS && !session.is_closed() {
-            idle.push(session);
-        }
-    }
-
-    fn set_state(&self, state: ServerState) {
-        *self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = state;
-    }
-
-    fn publish(&self, tools: BTreeMap<String, RegisteredTool>) {
-        *self.tools.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = tools;
-    }
-}
-
-pub(crate) struct Inner {
-    pub servers: Vec<Arc<Server>>,
+struct Inner {
+    servers: Vec<Arc<Server>>,
     /// Built-in tool names: an MCP tool never takes one.
-    pub reserved: HashSet<String>,
-    pub live: Arc<LiveCalls>,
-    pub elicitation_timeout: Duration,
-    pub call_timeout: Duration,
+    reserved: HashSet<String>,
+    live: Arc<LiveCalls>,
+    elicitation_timeout: Duration,
+    call_timeout: Duration,
 }
 
 /// The MCP servers of this process. Cheap to clone.
@@ -209,17 +79,7 @@ impl McpHub {
             .into_iter()
             .map(|config| {
                 let vault = vault.clone().filter(|_| config.oauth.is_some());
-                Arc::new(Server {
-                    config,
-                    state: Mutex::new(ServerState::Starting),
-                    tools: RwLock::default(),
-                    idle: Mutex::default(),
-                    older: AtomicBool::new(false),
-                    tools_changed: Mutex::default(),
-                    vault,
-                    locks: locks.clone(),
-                    signed_in: Arc::new(tokio::sync::Notify::new()),
-                })
+                Arc::new(Server::new(config, vault, locks.clone()))
             })
             .collect();
         let inner = Arc::new(Inner {
@@ -529,7 +389,7 @@ async fn list(inner: &Arc<Inner>, server: &Arc<Server>, session: &Session) -> Re
     let mut tools = BTreeMap::new();
     let mut seen = HashMap::new();
     for remote in listed {
-        let tool = McpTool::new(inner.clone(), server.clone(), remote);
+        let tool = McpTool::new(inner.live.clone(), inner.call_timeout, server.clone(), remote);
         let full = tool.full_name().to_string();
         if inner.reserved.contains(&full) {
             tracing::warn!(tool = %full, "an MCP tool has the name of a built-in tool; refused");

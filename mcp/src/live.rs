@@ -13,7 +13,8 @@ use rmcp::service::ServiceError;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::JoinHandle;
 
-use crate::hub::Server;
+use crate::result_text::text_of_response;
+use crate::server::Server;
 use crate::session::{LiveAsk, Session};
 
 pub(crate) type CallResult = Result<CallToolResponse, ServiceError>;
@@ -112,7 +113,7 @@ impl LiveCalls {
                         let text = match joined.await {
                             Ok(Ok(response)) => {
                                 server.give_back(session);
-                                crate::tool::text_of_response(&response)
+                                text_of_response(&response)
                             }
                             Ok(Err(error)) => format!("the call failed: {error}"),
                             Err(error) => format!("the call failed: {error}"),

@@ -18,21 +18,23 @@
 //! so the chat can show the link); Continue looks again, and makes the call once they have.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction,
-    InputRequest, InputRequests, InputResponses,
+    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitResult, ElicitationAction, InputRequest,
+    InputRequests, InputResponses,
 };
 use runtime::{InputReply, Tool, ToolContext, ToolError, ToolOutput, ToolSpec};
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Notify};
 
 use crate::effects::{effect_of, open_world_of};
-use crate::hub::{Inner, Server};
-use crate::live::LiveCall;
+use crate::live::{CallResult, LiveCall, LiveCalls};
 use crate::oauth::TokenOwner;
-use crate::session::LiveAsk;
+use crate::result_text::text_of_result;
+use crate::server::Server;
+use crate::session::{LiveAsk, Session};
 
 /// The key in a question's schema that makes it the wait for a user to connect the server it
 /// names (`{"server": "…"}`): the chat shows the link to connect beside Continue.
@@ -41,7 +43,10 @@ pub const CONNECT_KEY: &str = "x-tourguide-connect";
 pub const CONNECT_CONTINUE: &str = "continue";
 
 pub(crate) struct McpTool {
-    inner: Arc<Inner>,
+    /// Where a call whose question waits over its connection is kept open.
+    live: Arc<LiveCalls>,
+    /// How long a call may take (not counting the time its question waits).
+    call_timeout: Duration,
     server: Arc<Server>,
     /// The tool's name on its server.
     remote: String,
@@ -52,7 +57,7 @@ pub(crate) struct McpTool {
 }
 
 impl McpTool {
-    pub fn new(inner: Arc<Inner>, server: Arc<Server>, tool: rmcp::model::Tool) -> McpTool {
+    pub fn new(live: Arc<LiveCalls>, call_timeout: Duration, server: Arc<Server>, tool: rmcp::model::Tool) -> McpTool {
         let remote = tool.name.to_string();
         let full = format!("{}.{remote}", server.config.name);
         let annotated = effect_of(tool.annotations.as_ref());
@@ -87,7 +92,7 @@ impl McpTool {
             .with_effect(effect)
             .with_open_world(open_world && !trusted_closed)
             .with_origin(format!("MCP server {}", server.config.name));
-        McpTool { inner, server, remote, spec, trusted_closed }
+        McpTool { live, call_timeout, server, remote, spec, trusted_closed }
     }
 
     pub fn full_name(&self) -> &str {
@@ -104,11 +109,7 @@ impl McpTool {
     }
 
     fn no_answer(&self) -> String {
-        format!(
-            "the MCP server {} did not answer within {} s",
-            self.server.config.name,
-            self.inner.call_timeout.as_secs()
-        )
+        format!("the MCP server {} did not answer within {} s", self.server.config.name, self.call_timeout.as_secs())
     }
 
     /// Whose sign-in a call of `context`'s owner carries (`None`: the server has no OAuth).
@@ -177,15 +178,15 @@ impl McpTool {
     /// open ([`crate::live`]); one in the call's result is kept with the pause.
     async fn follow(
         &self,
-        mut call: tokio::task::JoinHandle<crate::live::CallResult>,
+        mut call: tokio::task::JoinHandle<CallResult>,
         done: Arc<Notify>,
         mut asks: mpsc::UnboundedReceiver<LiveAsk>,
-        session: crate::session::Session,
+        session: Session,
         arguments: Value,
     ) -> Result<ToolOutput, ToolError> {
         // A server that never answers must not hold the run for ever; the time a question waits
         // for the user does not count (the clock starts again when the answer goes back).
-        let deadline = tokio::time::sleep(self.inner.call_timeout);
+        let deadline = tokio::time::sleep(self.call_timeout);
         tokio::pin!(deadline);
         loop {
             tokio::select! {
@@ -215,8 +216,8 @@ impl McpTool {
                     };
                     let link = is_link.then_some(completed);
                     let live = LiveCall { call, done, asks, reply, session, server: self.server.clone(), link };
-                    let (id, until) = self.inner.live.park(live);
-                    let mut state = json!({ "live": id, "instance": self.inner.live.instance, "until": until });
+                    let (id, until) = self.live.park(live);
+                    let mut state = json!({ "live": id, "instance": self.live.instance, "until": until });
                     if is_link {
                         state["link"] = json!(true);
                     }
@@ -307,7 +308,7 @@ impl McpTool {
         params.request_state = mrtr["request_state"].as_str().map(str::to_string);
         let arguments = mrtr["arguments"].clone();
         let session = self.server.take_session(owner).await.map_err(ToolError::failed)?;
-        let response = tokio::time::timeout(self.inner.call_timeout, session.service.peer().call_tool_once(params))
+        let response = tokio::time::timeout(self.call_timeout, session.service.peer().call_tool_once(params))
             .await
             .map_err(|_| ToolError::failed(self.no_answer()))?
             .map_err(|error| self.broken(error))?;
@@ -371,8 +372,8 @@ impl Tool for McpTool {
         }
         let owner = self.owner(context);
         if let Some(id) = state.get("live").and_then(Value::as_str) {
-            let Some(live) = self.inner.live.take(id) else {
-                return Ok(ToolOutput::Done(self.inner.live.ending(id)));
+            let Some(live) = self.live.take(id) else {
+                return Ok(ToolOutput::Done(self.live.ending(id)));
             };
             let LiveCall { call, done, asks, reply: answer, session, link, .. } = live;
             let result = match link {
@@ -395,13 +396,13 @@ impl Tool for McpTool {
     }
 
     async fn abandon(&self, state: Value) {
-        if let Some(live) = state.get("live").and_then(Value::as_str).and_then(|id| self.inner.live.take(id)) {
+        if let Some(live) = state.get("live").and_then(Value::as_str).and_then(|id| self.live.take(id)) {
             live.let_go(ElicitationAction::Cancel);
         }
     }
 
     fn expired(&self, state: &Value) -> Option<String> {
-        expired(&self.inner.live, state)
+        expired(&self.live, state)
     }
 
     fn held_by(&self, state: &Value) -> Option<String> {
@@ -418,7 +419,7 @@ pub(crate) fn held_by(state: &Value) -> Option<String> {
 
 /// Why a question can no longer be answered: only one asked over a live connection ever expires;
 /// one kept in the pause (the newer form) waits as long as it takes.
-pub(crate) fn expired(live: &crate::live::LiveCalls, state: &Value) -> Option<String> {
+pub(crate) fn expired(live: &LiveCalls, state: &Value) -> Option<String> {
     let id = state.get("live")?.as_str()?;
     let instance = state.get("instance").and_then(Value::as_str).unwrap_or_default();
     let until = state.get("until").and_then(Value::as_i64).unwrap_or(0);
@@ -501,28 +502,5 @@ pub(crate) fn question_schema(params: &ElicitRequestParams) -> Option<Value> {
             Some(schema)
         }
         _ => None,
-    }
-}
-
-fn text_of_result(result: &rmcp::model::CallToolResult) -> String {
-    let texts: Vec<String> = result
-        .content
-        .iter()
-        .map(|block| match block {
-            ContentBlock::Text(text) => text.text.clone(),
-            other => serde_json::to_string(other).unwrap_or_default(),
-        })
-        .collect();
-    if texts.is_empty() {
-        return result.structured_content.as_ref().map(Value::to_string).unwrap_or_default();
-    }
-    texts.join("\n")
-}
-
-/// A finished call's result as the model reads it.
-pub(crate) fn text_of_response(response: &CallToolResponse) -> String {
-    match response {
-        CallToolResponse::Complete(result) => text_of_result(result),
-        _ => "the server asked again".to_string(),
     }
 }

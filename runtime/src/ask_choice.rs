@@ -133,7 +133,7 @@ impl Tool for AskChoiceTool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::Actor;
+    use crate::actor::Actor;
     use uuid::Uuid;
 
     fn context() -> ToolContext {

@@ -5,6 +5,7 @@
 //! server maps those to status codes and sentences.
 //! (The OpenAI-compatible client speaks HTTP to its provider, but none of that leaks out of it.)
 
+pub mod actor;
 pub mod ask_choice;
 pub mod digest;
 pub mod message;
@@ -20,6 +21,7 @@ pub mod streaming;
 pub mod tool;
 mod tool_loop;
 
+pub use actor::Actor;
 pub use ask_choice::{AskChoiceTool, ASK_CHOICE, PICKED};
 pub use message::{ChatMessage, Role, ToolCall};
 pub use openai::{OpenAiConfig, OpenAiConfigError, OpenAiProvider};
@@ -30,7 +32,7 @@ pub use provider::{
 pub use question::schema::InvalidSubmission;
 pub use refusal::{Refusal, RuntimeError};
 pub use run::{
-    Actor, ApprovalDecision, ApprovalPause, DecisionError, DenialReason, EventKind, FailureReason, GuardedCancelResult,
+    ApprovalDecision, ApprovalPause, DecisionError, DenialReason, EventKind, FailureReason, GuardedCancelResult,
     InputPause, InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus,
     RunView, DEFAULT_MAX_ROUNDS, MAX_ROUNDS_LIMIT,
 };

@@ -3,29 +3,14 @@
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::message::ChatMessage;
+use crate::tool::InputReply;
 
 /// The round cap when a request names none.
 pub const DEFAULT_MAX_ROUNDS: u32 = 5;
 /// No request may raise the round cap above this.
 pub const MAX_ROUNDS_LIMIT: u32 = 20;
-
-/// Who acts: the session's user. The runtime authorises every decision against it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Actor {
-    pub user_id: i64,
-    pub admin: bool,
-}
-
-impl Actor {
-    pub fn user(user_id: i64) -> Self {
-        Actor { user_id, admin: false }
-    }
-
-    pub fn admin(user_id: i64) -> Self {
-        Actor { user_id, admin: true }
-    }
-}
 
 /// The persisted status of a run. The strings are stored in the database and must not change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -251,7 +236,7 @@ impl ApprovalDecision {
 /// The reply to an input pause, bound to the question by its digest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputSubmission {
-    pub reply: crate::tool::InputReply,
+    pub reply: InputReply,
     /// `None` or empty is refused exactly like a wrong digest.
     pub digest: Option<String>,
 }
@@ -259,7 +244,7 @@ pub struct InputSubmission {
 impl InputSubmission {
     /// An answer with these values.
     pub fn values(values: serde_json::Map<String, serde_json::Value>, digest: Option<String>) -> Self {
-        InputSubmission { reply: crate::tool::InputReply::Answer(values), digest }
+        InputSubmission { reply: InputReply::Answer(values), digest }
     }
 }
 

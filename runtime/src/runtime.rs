@@ -8,12 +8,13 @@ use db::{now, Db};
 use serde_json::json;
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::digest::digests_match;
 use crate::message::ChatMessage;
 use crate::provider::ModelProvider;
 use crate::refusal::{Refusal, RuntimeError};
 use crate::run::{
-    clamp_rounds, Actor, ApprovalDecision, ApprovalPause, EventKind, FailureReason, GuardedCancelResult, InputPause,
+    clamp_rounds, ApprovalDecision, ApprovalPause, EventKind, FailureReason, GuardedCancelResult, InputPause,
     InputSubmission, PauseView, PendingCallView, RunEvent, RunOutcome, RunRequest, RunResult, RunStatus, RunView,
 };
 use crate::store::{NewEvent, NewRun, RunRecord, Settle, Store, StoreError};

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::provider::ToolDefinition;
-use crate::run::Actor;
 use question::schema::check_schema;
 
 /// What running a tool does to the world. A code property of the tool, never configuration.

@@ -13,12 +13,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use uuid::Uuid;
 
+use crate::actor::Actor;
 use crate::digest;
 use crate::message::{ChatMessage, ToolCall};
 use crate::preview::{CallPreview, StoredPreview};
 use crate::provider::{Completion, CompletionRequest, ModelProvider, ProviderError, ToolDefinition};
 use crate::results::{denial_text, rejected_text, Decider};
-use crate::run::{Actor, DenialReason, EventKind, RunStatus};
+use crate::run::{DenialReason, EventKind, RunStatus};
 use crate::store::{NewEvent, Store, StoreError};
 use crate::streaming::{CancelSignals, RunTextObserver, TurnSink, CANCEL_WATCH};
 use crate::tool::{InputReply, RegisteredTool, ToolContext, ToolError, ToolOutput, ToolRegistry};
