@@ -42,7 +42,7 @@ pub async fn logout() -> Result<(), AppError> {
 pub async fn session_info() -> Result<SessionView, AppError> {
     use crate::backend::{auth, fail, signed_in};
     let user = signed_in()?;
-    auth()?.session(&user, crate::backend::request_lang()).await.map_err(fail)
+    auth()?.session(&user, crate::reader::request_lang()).await.map_err(fail)
 }
 
 #[server(endpoint = "conversations", output = TextJson)]
@@ -66,7 +66,7 @@ pub async fn create_conversation(skill: Option<String>) -> Result<String, AppErr
 pub async fn get_conversation(id: String) -> Result<ConversationView, AppError> {
     use crate::backend::{chat, fail, signed_in};
     let user = signed_in()?;
-    chat()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)
+    chat()?.conversation(&user, &id, crate::reader::request_lang()).await.map_err(fail)
 }
 
 /// The conversation as the page loads it again: `known` is the number of messages it shows and
@@ -81,7 +81,7 @@ pub async fn get_conversation_since(
     use crate::backend::{chat, fail, signed_in};
     use crate::model::{digests, ConversationPart};
     let user = signed_in()?;
-    let mut view = chat()?.conversation(&user, &id, crate::backend::request_lang()).await.map_err(fail)?;
+    let mut view = chat()?.conversation(&user, &id, crate::reader::request_lang()).await.map_err(fail)?;
     let (prefix, whole) = digests(&view.messages, known);
     let from = if known > 0 && prefix.as_deref() == Some(digest.as_str()) { known } else { 0 };
     view.messages.drain(..from);
@@ -91,7 +91,8 @@ pub async fn get_conversation_since(
 /// The cheap poll: `after` is the number of messages the client already shows.
 #[server(endpoint = "poll", output = TextJson)]
 pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {
-    use crate::backend::{browser_lang, chat, fail, session_token};
+    use crate::backend::{chat, fail, session_token};
+    use crate::reader::browser_lang;
     let token = session_token().ok_or(AppError::Unauthenticated).map_err(fail)?;
     chat()?.poll(&token, &id, after, browser_lang()).await.map_err(fail)
 }
@@ -129,7 +130,8 @@ pub async fn answer(
     decline: Option<String>,
     run: Option<String>,
 ) -> Result<(), AppError> {
-    use crate::backend::{chat, fail, request_lang, signed_in};
+    use crate::backend::{chat, fail, signed_in};
+    use crate::reader::request_lang;
     use question::form::InputAnswer;
     let user = signed_in()?;
     let declined = decline.is_some_and(|decline| !decline.is_empty());
@@ -168,9 +170,10 @@ pub async fn decide(
     edits: Option<std::collections::BTreeMap<String, String>>,
     always: Option<String>,
 ) -> Result<(), AppError> {
-    use crate::backend::{chat, fail, request_lang, signed_in};
+    use crate::backend::{chat, fail, signed_in};
     use crate::i18n::Text;
     use crate::model::{AlwaysScope, CardDecision, CardExtras};
+    use crate::reader::request_lang;
     let user = signed_in()?;
     let decision = CardDecision::parse(&decision).ok_or(AppError::Invalid(Text::ErrorTransport)).map_err(fail)?;
     let always = match always.filter(|always| !always.is_empty()) {
@@ -235,7 +238,8 @@ pub async fn disconnect_mcp(server: String) -> Result<(), AppError> {
 /// The reader's runs that wait for a decision or an answer, in any conversation.
 #[server(endpoint = "inbox", output = TextJson)]
 pub async fn inbox() -> Result<crate::model::InboxView, AppError> {
-    use crate::backend::{chat, fail, request_lang, signed_in};
+    use crate::backend::{chat, fail, signed_in};
+    use crate::reader::request_lang;
     let user = signed_in()?;
     chat()?.inbox(&user, request_lang()).await.map_err(fail)
 }
@@ -266,7 +270,8 @@ pub async fn audit_log(
     to: Option<String>,
     page: Option<u32>,
 ) -> Result<crate::model::AuditPageView, AppError> {
-    use crate::backend::{audit, fail, request_lang, signed_in};
+    use crate::backend::{audit, fail, signed_in};
+    use crate::reader::request_lang;
     let reader = signed_in()?;
     let query = crate::model::AuditQuery { user, tool, from, to, page };
     audit()?.audit(&reader, &query, request_lang()).await.map_err(fail)
@@ -314,7 +319,8 @@ pub async fn stop_reply(conversation_id: String) -> Result<(), AppError> {
 /// With `panel` set, the tour opens in the floating panel beside the page; else on the chat page.
 #[server(endpoint = "start_tour")]
 pub async fn start_tour(page_id: i64, panel: Option<String>) -> Result<String, AppError> {
-    use crate::backend::{chat, fail, request_lang, signed_in};
+    use crate::backend::{chat, fail, signed_in};
+    use crate::reader::request_lang;
     let user = signed_in()?;
     let id = chat()?.start_tour(&user, page_id, request_lang()).await.map_err(fail)?;
     if panel.is_some_and(|panel| !panel.is_empty()) {
@@ -490,7 +496,8 @@ pub async fn set_mail(address: String, notify: Option<String>) -> Result<(), App
 /// The reader's sessions, this one marked.
 #[server(endpoint = "sessions")]
 pub async fn my_sessions() -> Result<Vec<crate::model::SessionItemView>, AppError> {
-    use crate::backend::{auth, fail, request_lang, session_token, signed_in};
+    use crate::backend::{auth, fail, session_token, signed_in};
+    use crate::reader::request_lang;
     let user = signed_in()?;
     auth()?.sessions(&user, session_token().as_deref(), request_lang()).await.map_err(fail)
 }

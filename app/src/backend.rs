@@ -11,35 +11,12 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 use crate::i18n::Lang;
+// Their old place: the server names them from here.
 use crate::model::{
     CardDecision, ConversationSummary, ConversationView, PageSummaryView, PageView, PollView, SessionView, ToolsView,
 };
+pub use crate::reader::{request_lang, CurrentUser};
 use question::form::InputAnswer;
-
-/// The signed-in user, put into the request's extensions by the server's session middleware.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CurrentUser {
-    pub id: i64,
-    pub username: String,
-    /// The language the user chose; `None` follows the browser.
-    pub language: Option<Lang>,
-    /// Manages accounts and reviews other users' changes.
-    pub admin: bool,
-    /// May approve changes in their own conversations (else a reviewer decides them).
-    pub may_approve_own: bool,
-}
-
-impl CurrentUser {
-    /// Four-eyes: without this a write in the user's own conversation waits for a reviewer.
-    pub fn approves_own_changes(&self) -> bool {
-        self.admin || self.may_approve_own
-    }
-
-    /// May approve another user's change that waits for a reviewer.
-    pub fn reviews(&self) -> bool {
-        self.admin || self.may_approve_own
-    }
-}
 
 /// A fresh session: the cookie value to hand to the browser.
 #[derive(Debug, Clone)]
@@ -273,29 +250,6 @@ pub fn current_user() -> Result<CurrentUser, AppError> {
 /// The signed-in user of a server function, or a 401 for the caller.
 pub fn signed_in() -> Result<CurrentUser, AppError> {
     current_user().map_err(fail)
-}
-
-/// The reader's language: their own setting, else the browser's `Accept-Language`, else English.
-pub fn request_lang() -> Lang {
-    let Some(parts) = use_context::<axum::http::request::Parts>() else { return Default::default() };
-    match parts.extensions.get::<CurrentUser>().and_then(|user| user.language) {
-        Some(language) => language,
-        None => browser_lang_of(&parts),
-    }
-}
-
-/// The browser's language (`Accept-Language`), else English: for a reader who chose none.
-pub fn browser_lang() -> Lang {
-    use_context::<axum::http::request::Parts>().map(|parts| browser_lang_of(&parts)).unwrap_or_default()
-}
-
-fn browser_lang_of(parts: &axum::http::request::Parts) -> Lang {
-    parts
-        .headers
-        .get(axum::http::header::ACCEPT_LANGUAGE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(Lang::from_accept_language)
-        .unwrap_or_default()
 }
 
 /// Put on a request by the server when the browser reached it over TLS: the operator said so

@@ -205,7 +205,7 @@ impl AppError {
 /// request (the framework writes the error inside the request's context); English elsewhere.
 fn wire_lang() -> Lang {
     #[cfg(feature = "ssr")]
-    return crate::backend::request_lang();
+    return crate::reader::request_lang();
     #[cfg(not(feature = "ssr"))]
     Lang::En
 }

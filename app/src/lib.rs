@@ -7,6 +7,7 @@ pub mod error;
 pub mod form_action;
 pub mod i18n;
 pub mod live_draft;
+mod markup_fields;
 pub mod model;
 pub mod page_data;
 pub mod pages;
@@ -14,6 +15,8 @@ pub mod text_json;
 
 #[cfg(feature = "ssr")]
 pub mod backend;
+#[cfg(feature = "ssr")]
+pub mod reader;
 
 use std::sync::Arc;
 
@@ -130,7 +133,7 @@ pub fn shell(options: LeptosOptions, files: SiteFiles) -> impl IntoView {
 pub fn initial_lang() -> Lang {
     #[cfg(feature = "ssr")]
     {
-        backend::request_lang()
+        reader::request_lang()
     }
     #[cfg(not(feature = "ssr"))]
     {

@@ -59,12 +59,12 @@ pub struct MessageView {
     pub role: MessageRole,
     /// The line as plain text: the reader's own lines, which are never interpreted. Empty when
     /// `html` carries the line (the page shows only that, so the Markdown source is not sent).
-    /// Left out of a page's hydration data too, which takes it from the markup ([`crate::page_data`]).
-    #[serde(default, skip_serializing_if = "crate::page_data::skip_content")]
+    /// Left out of a page's hydration data too, which takes it from the markup ([`crate::markup_fields`]).
+    #[serde(default, skip_serializing_if = "crate::markup_fields::skip_content")]
     pub content: String,
     /// The assistant's markdown, rendered and sanitised on the server. Left out of a page's
-    /// hydration data, which takes it from the markup ([`crate::page_data`]).
-    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::page_data::serialize_html")]
+    /// hydration data, which takes it from the markup ([`crate::markup_fields`]).
+    #[serde(default, skip_serializing_if = "Option::is_none", serialize_with = "crate::markup_fields::serialize_html")]
     pub html: Option<String>,
     /// A reply the reader stopped while it was written: its text as far as it got.
     #[serde(default, skip_serializing_if = "is_false")]

@@ -9,12 +9,10 @@
 //! Server functions send the conversation and the list whole: only [`PageCodec`] and
 //! [`ListCodec`], the codecs of the two resources, leave them out.
 
-use std::cell::Cell;
-
 use leptos::server::codee::{Decoder, Encoder};
-use serde::{Serialize, Serializer};
 
 use crate::error::AppError;
+use crate::markup_fields;
 use crate::model::{ConversationSummary, ConversationView};
 
 /// What the panel's resource holds.
@@ -22,26 +20,6 @@ pub type PanelData = Result<Option<ConversationView>, AppError>;
 
 /// What the list's resource holds.
 pub type ListData = Result<Vec<ConversationSummary>, AppError>;
-
-thread_local! {
-    /// Set while [`PageCodec`] writes (serialising is synchronous, so no other value's
-    /// serialisation can see it on this thread).
-    static IN_PAGE_DATA: Cell<bool> = const { Cell::new(false) };
-}
-
-/// `MessageView::html` as written: `""` in a page's data, where the markup carries it.
-pub(crate) fn serialize_html<S: Serializer>(html: &Option<String>, serializer: S) -> Result<S::Ok, S::Error> {
-    match html {
-        Some(_) if IN_PAGE_DATA.get() => serializer.serialize_some(""),
-        _ => html.serialize(serializer),
-    }
-}
-
-/// Whether `MessageView::content` is left out: when empty, and always in a page's data (where
-/// only the reader's lines have any, and the markup carries it as text).
-pub(crate) fn skip_content(content: &str) -> bool {
-    content.is_empty() || IN_PAGE_DATA.get()
-}
 
 /// The codec of the panel's resource: JSON, an assistant line's HTML and a reader's line's text
 /// left out on the server and taken from the page's markup in the browser.
@@ -52,17 +30,7 @@ impl Encoder<PanelData> for PageCodec {
     type Encoded = String;
 
     fn encode(value: &PanelData) -> Result<String, serde_json::Error> {
-        /// Lowers the flag however serialising ends: left up, it would strip the HTML from this
-        /// thread's next server-function answer.
-        struct Lower;
-        impl Drop for Lower {
-            fn drop(&mut self) {
-                IN_PAGE_DATA.set(false);
-            }
-        }
-        IN_PAGE_DATA.set(true);
-        let _lower = Lower;
-        serde_json::to_string(value)
+        markup_fields::left_out(|| serde_json::to_string(value))
     }
 }
 

@@ -13,7 +13,7 @@ use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{MailSettingsView, SessionItemView, SessionView};
 
-use crate::chat::internal;
+use crate::failures::internal;
 use crate::store::{session_handle, MailSettings, Store};
 use crate::{auth, names};
 

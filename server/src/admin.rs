@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
-use crate::chat::internal;
+use crate::failures::internal;
 use crate::names;
 use crate::store::{Role, Store, StoreError, EVENT_KINDS};
 use crate::webhooks::sign;

@@ -19,7 +19,7 @@ use app::i18n::{Lang, Text};
 
 use crate::assets::SiteAssets;
 use crate::chat::ChatService;
-use crate::input_route::{error_response, reader_lang};
+use crate::route_reply::{error_response, reader_lang};
 
 pub const UPLOAD_PATH: &str = "/ai-chat/conversations/{id}/attachments";
 pub const FILE_PATH: &str = "/ai-chat/attachments/{id}";

@@ -2,6 +2,7 @@
 //! it, from where, and what it concerned. No SQL here (`store::audit` writes and reads it); every
 //! entry is written by the store in the transaction of the state change it records.
 
+use app::i18n::{Lang, Text};
 use runtime::{ApprovalPause, CallPreview, DenialReason, DiffPart, InputPause, PauseView};
 use serde_json::{json, Value};
 use uuid::Uuid;
@@ -108,6 +109,23 @@ impl Surface {
     pub fn parse(value: &str) -> Option<Surface> {
         [Surface::Chat, Surface::Inbox, Surface::Api, Surface::Worker].into_iter().find(|s| s.as_str() == value)
     }
+}
+
+/// The action as the audit page and a mail name it, in the reader's language.
+pub fn action_label(action: Action, lang: Lang) -> &'static str {
+    lang.t(match action {
+        Action::Waiting => Text::AuditWaiting,
+        Action::Answered => Text::AuditAnswered,
+        Action::Approved => Text::AuditApproved,
+        Action::ApprovedEdited => Text::AuditApprovedEdited,
+        Action::Denied => Text::AuditDenied,
+        Action::AutoApproved => Text::AuditAutoApproved,
+        Action::Expired => Text::AuditExpired,
+        Action::Cancelled => Text::AuditCancelled,
+        Action::Dismissed => Text::AuditDismissed,
+        Action::Failed => Text::AuditFailed,
+        Action::Withdrawn => Text::AuditWithdrawn,
+    })
 }
 
 /// The stored code of a denial's kind: the process card's "Another variant" and "Skip", or the

@@ -15,9 +15,9 @@ use app::error::AppError;
 use app::i18n::{Lang, Text};
 use app::model::{AuditPageView, AuditQuery, AuditRowView};
 
-use crate::audit::{Action, Filter, Row, Surface};
-use crate::chat::internal;
-use crate::input_route::{error_response, reader_lang};
+use crate::audit::{action_label, Filter, Row, Surface};
+use crate::failures::internal;
+use crate::route_reply::{error_response, reader_lang};
 use crate::store::Store;
 
 pub const CSV_PATH: &str = "/audit/export.csv";
@@ -85,22 +85,6 @@ fn day_start(value: &str) -> Option<i64> {
 fn timestamp(at: i64) -> String {
     let format = time::macros::format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC");
     time::OffsetDateTime::from_unix_timestamp(at).ok().and_then(|at| at.format(format).ok()).unwrap_or_default()
-}
-
-pub(crate) fn action_label(action: Action, lang: Lang) -> &'static str {
-    lang.t(match action {
-        Action::Waiting => Text::AuditWaiting,
-        Action::Answered => Text::AuditAnswered,
-        Action::Approved => Text::AuditApproved,
-        Action::ApprovedEdited => Text::AuditApprovedEdited,
-        Action::Denied => Text::AuditDenied,
-        Action::AutoApproved => Text::AuditAutoApproved,
-        Action::Expired => Text::AuditExpired,
-        Action::Cancelled => Text::AuditCancelled,
-        Action::Dismissed => Text::AuditDismissed,
-        Action::Failed => Text::AuditFailed,
-        Action::Withdrawn => Text::AuditWithdrawn,
-    })
 }
 
 fn surface_label(surface: Surface, lang: Lang) -> &'static str {

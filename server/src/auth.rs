@@ -1,6 +1,8 @@
 //! Passwords, session tokens, and the middleware that puts the signed-in user on each request and
 //! refuses cross-site writes.
 
+use std::sync::{Arc, Mutex};
+
 use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use axum::extract::Request;
@@ -10,8 +12,8 @@ use sha2::{Digest, Sha256};
 
 use app::backend::{session_token_in, CurrentUser, POLL_PATH};
 
-use crate::edge::Refusal;
-use crate::store::{Role, SessionUser, Store};
+use crate::request_refusal::Refusal;
+use crate::store::{ConversationSnapshot, PageHead, PageShows, Role, SessionUser, Store};
 
 pub const SESSION_SECONDS: i64 = 60 * 60 * 24 * 14;
 
@@ -86,19 +88,11 @@ pub fn current_user(user: SessionUser) -> CurrentUser {
 /// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
 /// user and send the visitor to the sign-in page without one (the `Err`); server functions answer
 /// 401 themselves. The poll (`POLL_PATH`) checks its session itself, in the statement that reads
-/// the conversation.
+/// the conversation. A page reads what it shows with the session ([`Store::page_head`]: the
+/// header's count of waiting runs; on the chat page the list and the open conversation) and keeps
+/// it in the extensions for the page's parts ([`page_head`], [`take_page_snapshot`]): one round
+/// trip for the page instead of one for each part.
 pub async fn with_session(store: &Store, mut request: Request) -> Result<Request, Refusal> {
-    let token = session_token_in(request.headers()).filter(|_| request.uri().path() != POLL_PATH);
-    let user = match token {
-        Some(token) => match store.user_for_session(&token_hash(&token)).await {
-            Ok(found) => found.map(current_user),
-            Err(error) => {
-                tracing::error!(%error, "session lookup failed");
-                return Err(Refusal::SessionUnreadable);
-            }
-        },
-        None => None,
-    };
     let path = request.uri().path();
     let is_page = request.method() == Method::GET
         && (path == "/"
@@ -106,16 +100,82 @@ pub async fn with_session(store: &Store, mut request: Request) -> Result<Request
             || path == "/pages"
             || path.starts_with("/pages/")
             || matches!(path, "/runs" | "/tools" | "/admin" | "/account" | "/audit"));
+    let is_login = path == "/login";
+    let token = session_token_in(request.headers()).filter(|_| path != POLL_PATH);
+    let read = match token {
+        Some(token) if is_page => store
+            .page_head(&token_hash(&token), page_shows(path))
+            .await
+            .map(|found| found.map(|head| (current_user(head.user.clone()), Some(PageRead::from(head))))),
+        Some(token) => {
+            store.user_for_session(&token_hash(&token)).await.map(|found| found.map(|user| (current_user(user), None)))
+        }
+        None => Ok(None),
+    };
+    let (user, head) = match read {
+        Ok(Some((user, head))) => (Some(user), head),
+        Ok(None) => (None, None),
+        Err(error) => {
+            tracing::error!(%error, "session lookup failed");
+            return Err(Refusal::SessionUnreadable);
+        }
+    };
     if is_page && user.is_none() {
         return Err(Refusal::SignInFirst);
     }
-    if path == "/login" && user.is_some() {
+    if is_login && user.is_some() {
         return Err(Refusal::SignedIn);
     }
     if let Some(user) = user {
         request.extensions_mut().insert(user);
     }
+    if let Some(head) = head {
+        request.extensions_mut().insert(Arc::new(head));
+    }
     Ok(request)
+}
+
+/// What the page at `path` shows beside its header: the chat page (app: `ChatPage`, at `/` and
+/// `/c/{id}`) the list, and the conversation its address names.
+fn page_shows(path: &str) -> PageShows<'_> {
+    match path.strip_prefix("/c/") {
+        Some(id) if !id.is_empty() && !id.contains('/') => PageShows::Conversation(id),
+        _ if path == "/" || path.starts_with("/c/") => PageShows::List,
+        _ => PageShows::Header,
+    }
+}
+
+/// A page's head as the session's read brought it, kept in the request's extensions: the count
+/// and the list for whichever part asks, the conversation's snapshot for the one part that takes
+/// it (a second look, after the page changed it, reads it anew).
+pub struct PageRead {
+    pub head: PageHead,
+    snapshot: Mutex<Option<ConversationSnapshot>>,
+}
+
+impl From<PageHead> for PageRead {
+    fn from(mut head: PageHead) -> Self {
+        let snapshot = Mutex::new(head.snapshot.take());
+        PageRead { head, snapshot }
+    }
+}
+
+/// The head of the page being rendered ([`with_session`]), if this request is a page of `user`'s:
+/// the page's parts take the list and the count from it instead of reading them again. `None`
+/// outside a page (a server function, an event stream).
+pub fn page_head(user: &CurrentUser) -> Option<Arc<PageRead>> {
+    leptos::prelude::with_context::<axum::http::request::Parts, _>(|parts| {
+        parts.extensions.get::<Arc<PageRead>>().filter(|read| read.head.user.id == user.id).cloned()
+    })
+    .flatten()
+}
+
+/// The snapshot of conversation `id` that the page's head read, taken: the first read of it on
+/// the chat page costs no round trip of its own.
+pub fn take_page_snapshot(user: &CurrentUser, id: &str) -> Option<ConversationSnapshot> {
+    let read = page_head(user)?;
+    let mut snapshot = read.snapshot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    snapshot.take_if(|snapshot| snapshot.conversation.id == id)
 }
 
 /// Refuses state-changing requests that a browser sent from another site (CSRF). Browsers send

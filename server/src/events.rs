@@ -14,8 +14,9 @@
 //! with a growing pause, and every open page is told to look once, since it may have missed
 //! something meanwhile.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::{Path, State};
@@ -36,8 +37,9 @@ use crate::store::Store;
 
 pub const PATH: &str = "/events/conversations/{id}";
 
-/// The PostgreSQL channel every process listens on; the payload is the conversation's id.
-pub(crate) const CHANNEL: &str = "tourguide_changed";
+/// The PostgreSQL channel every process listens on; the payload is the conversation's id. Named by
+/// the store, whose guarded writes send it too.
+pub(crate) use crate::store::CHANGED_CHANNEL as CHANNEL;
 /// The channel of reply pieces; the payload is a [`Piece`] as JSON.
 const PIECES: &str = "tourguide_pieces";
 /// Sent by the database whenever a job is queued (a trigger on `jobs`, in the queueing
@@ -50,6 +52,30 @@ const PIECE_PAYLOAD_LIMIT: usize = 3000;
 pub(crate) const EVERY: &str = "*";
 const FIRST_RETRY: Duration = Duration::from_millis(250);
 const LAST_RETRY: Duration = Duration::from_secs(30);
+
+/// Owners remembered per process before the memory starts again (a conversation never changes
+/// owner, so what is remembered stays true).
+const OWNERS_KEPT: usize = 50_000;
+
+/// Whose each conversation that changed is, so a reader's stream (`waiting_events`) asks the
+/// database only the first time.
+#[derive(Clone, Default)]
+pub struct Owners(Arc<Mutex<HashMap<Arc<str>, i64>>>);
+
+impl Owners {
+    pub(crate) fn get(&self, conversation: &str) -> Option<i64> {
+        self.0.lock().ok()?.get(conversation).copied()
+    }
+
+    pub(crate) fn remember(&self, conversation: Arc<str>, owner: i64) {
+        if let Ok(mut owners) = self.0.lock() {
+            if owners.len() >= OWNERS_KEPT {
+                owners.clear();
+            }
+            owners.insert(conversation, owner);
+        }
+    }
+}
 
 /// A piece of a reply while the model writes it: `text` goes at byte `offset` of the draft
 /// named `draft` (one streamed model turn).
@@ -81,7 +107,7 @@ pub struct ConversationEvents {
     /// connection, and a stream would otherwise keep it waiting for ever.
     shutdown: watch::Receiver<bool>,
     /// Whose each changed conversation is, for the readers' own streams (`waiting_events`).
-    owners: crate::waiting_events::Owners,
+    owners: Owners,
     /// On PostgreSQL, a job was queued (heard on [`JOBS`]), or may have been while the listener
     /// was away.
     queued: Arc<tokio::sync::Notify>,
@@ -141,29 +167,14 @@ impl ConversationEvents {
         self.shutdown.clone()
     }
 
-    pub(crate) fn owners(&self) -> &crate::waiting_events::Owners {
+    pub(crate) fn owners(&self) -> &Owners {
         &self.owners
     }
 
-    /// Wakes `worker` whenever a job is queued, in any process. On PostgreSQL a web process
-    /// records work and the database announces the job (`tourguide_jobs`); this is how a worker
-    /// in another process hears of it at once instead of at its next idle look. Only a queued job
-    /// wakes it: a change that queues nothing (the worker's own settle, say) would cost it a
-    /// `claim_job` for nothing.
-    pub fn wake_on_changes(&self, worker: crate::worker::WorkerHandle) {
-        if self.notify.is_none() {
-            return;
-        }
-        let queued = self.queued.clone();
-        let mut shutdown = self.shutdown.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = queued.notified() => worker.wake(),
-                    _ = shutdown.changed() => return,
-                }
-            }
-        });
+    /// Told whenever a job is queued, in any process (heard on [`JOBS`]); `None` on SQLite, where
+    /// no job is announced.
+    pub(crate) fn queued_jobs(&self) -> Option<Arc<tokio::sync::Notify>> {
+        self.notify.as_ref().map(|_| self.queued.clone())
     }
 }
 

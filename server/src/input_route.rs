@@ -13,12 +13,13 @@ use serde_json::{json, Map, Value};
 
 use app::backend::CurrentUser;
 use app::error::AppError;
-use app::i18n::{Lang, Text};
+use app::i18n::Text;
 use app::model::ConversationStatus;
 use question::form::InputAnswer;
 
 use crate::audit::Surface;
 use crate::chat::ChatService;
+use crate::route_reply::{error_response, reader_lang};
 
 pub const PATH: &str = "/ai-chat/conversations/input";
 
@@ -33,22 +34,6 @@ pub struct InputRequest {
     pub free_text: Option<String>,
     #[serde(default)]
     pub fields: Option<Map<String, Value>>,
-}
-
-pub(crate) fn reader_lang(user: Option<&CurrentUser>, request_language: Option<&str>) -> Lang {
-    user.and_then(|user| user.language)
-        .or_else(|| request_language.and_then(Lang::from_accept_language))
-        .unwrap_or_default()
-}
-
-pub(crate) fn error_response(error: AppError, lang: Lang) -> Response {
-    let status = StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut body = json!({ "error": error.message(lang), "code": error.code() });
-    // A refusal field by field names each field and its sentence, as a server function's does.
-    if let AppError::InvalidEdit(fields) | AppError::InvalidAnswer(fields) = &error {
-        body["fields"] = json!(fields);
-    }
-    (status, Json(body)).into_response()
 }
 
 pub async fn submit(

@@ -15,9 +15,11 @@ pub mod config;
 pub mod continue_intent;
 pub mod conversation;
 pub mod corrections;
+pub mod delivery_settings;
 pub mod drafts;
 pub mod edge;
 pub mod events;
+mod failures;
 pub mod handback;
 pub mod headers;
 pub mod health;
@@ -31,6 +33,8 @@ pub mod mcp_oauth;
 pub mod names;
 pub mod pages;
 pub mod proxies;
+pub mod request_refusal;
+mod route_reply;
 pub mod skills;
 pub mod store;
 pub mod telemetry;
@@ -314,7 +318,7 @@ pub struct Services {
     pub runtime_settings: RuntimeSettings,
     pub reconcile_grace: Duration,
     /// How webhook deliveries are tried (tests shorten the waits).
-    pub webhooks: webhooks::Settings,
+    pub webhooks: delivery_settings::DeliverySettings,
 }
 
 impl Services {
@@ -328,13 +332,13 @@ impl Services {
             tools,
             runtime_settings: RuntimeSettings::default(),
             reconcile_grace: Duration::from_secs(45),
-            webhooks: webhooks::Settings::default(),
+            webhooks: delivery_settings::DeliverySettings::default(),
         }
     }
 }
 
 /// The mail transport, when `--smtp-url` is set.
-fn mailer(config: &Config, settings: &webhooks::Settings) -> Result<Option<mail::Mailer>, StartError> {
+fn mailer(config: &Config, settings: &delivery_settings::DeliverySettings) -> Result<Option<mail::Mailer>, StartError> {
     let Some(mail) = &config.mail else { return Ok(None) };
     let public_origin = config.public_url.as_ref().map(|url| url.origin.clone());
     let mailer = mail::Mailer::new(mail, public_origin, settings.timeout).map_err(StartError::Mail)?;
@@ -503,7 +507,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     };
     let alive = config.worker.then(|| Arc::new(std::sync::atomic::AtomicBool::new(true)));
     let worker = if let Some(alive) = &alive {
-        events.wake_on_changes(worker_handle.clone());
+        worker_handle.wake_on_queued_jobs(&events);
         let task = Worker::new(turns, worker_handle.clone(), config.lease)
             .with_waiting_expiry(config.waiting_expiry)
             .with_mcp(mcp.clone())

@@ -16,8 +16,8 @@ use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde_json::Value;
 
+use crate::delivery_settings::DeliverySettings;
 use crate::store::{AttemptOutcome, ClaimedMail, Store};
-use crate::webhooks::Settings;
 
 /// How the connection to the mail server is protected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +152,7 @@ impl Mailer {
     }
 
     /// Sends one claimed mail and records what became of it.
-    pub async fn attempt(&self, store: &Store, worker: &str, mail: ClaimedMail, settings: &Settings) {
+    pub async fn attempt(&self, store: &Store, worker: &str, mail: ClaimedMail, settings: &DeliverySettings) {
         let outcome = match self.send(&mail, settings.timeout).await {
             Ok(()) => AttemptOutcome::Delivered { status: 250 },
             Err(Failure::Permanent(error)) => {
@@ -265,7 +265,7 @@ pub fn compose(kind: &str, payload: &Value, lang: Lang, public_origin: Option<&s
     lines.push(lang.t(Text::MailConversation).replacen("{}", title, 1));
     if kind == "run.decided" {
         let decision = field("decision").map(|code| {
-            crate::audit::Action::parse(code).map_or(code, |action| crate::audit_log::action_label(action, lang))
+            crate::audit::Action::parse(code).map_or(code, |action| crate::audit::action_label(action, lang))
         });
         match (decision, field("decided_by")) {
             (Some(decision), Some(by)) => {

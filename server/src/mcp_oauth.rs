@@ -27,7 +27,7 @@ use mcp::{McpHub, OAuthMode, OAuthProblem, TokenOwner, TokenVault};
 
 use crate::auth::token_hash;
 use crate::chat::ChatService;
-use crate::input_route::reader_lang;
+use crate::route_reply::reader_lang;
 use crate::store::{NewSignIn, Store};
 use crate::token_key::TokenKey;
 use crate::AppState;

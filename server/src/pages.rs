@@ -8,7 +8,7 @@ use app::model::{BlockView, PageSummaryView, PageView};
 use content::store::ContentStore;
 use content::Block;
 
-use crate::chat::content_failure;
+use crate::failures::content_failure;
 
 #[derive(Clone)]
 pub struct PagesService {

@@ -15,6 +15,7 @@ use async_trait::async_trait;
 use mcp::{McpHub, OAuthMode, Place, Problem, ServerState, TokenOwner};
 use runtime::{Runtime, ToolEffect, ToolSpec};
 
+use crate::chat::can_wait_for_card;
 use crate::store::Store;
 
 pub struct ToolsService {
@@ -27,13 +28,6 @@ impl ToolsService {
     pub fn new(runtime: Arc<Runtime>, mcp: Option<McpHub>, store: Store) -> ToolsService {
         ToolsService { runtime, mcp, store }
     }
-}
-
-/// Whether a call of the tool can ever wait for a card: a write, one that asks for approval, or
-/// one that reaches the open world (it waits once the run holds outside content). Only then can
-/// a standing approval of it apply.
-pub fn can_wait_for_card(spec: &ToolSpec) -> bool {
-    spec.needs_approval_in(true)
 }
 
 /// `permits`: the tools an admin permits "always for me" for, when the reader is an admin.
@@ -73,7 +67,7 @@ impl ToolsBackend for ToolsService {
     /// Everyone sees each server's name, state and tools; only an admin sees where it is (masked).
     async fn tools(&self, user: &CurrentUser) -> Result<ToolsView, AppError> {
         let permits = match user.admin {
-            true => Some(self.store.policy_permits().await.map_err(crate::chat::internal)?),
+            true => Some(self.store.policy_permits().await.map_err(crate::failures::internal)?),
             false => None,
         };
         let permits = permits.as_deref();

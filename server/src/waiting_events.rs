@@ -8,13 +8,11 @@
 //! NOTIFY on PostgreSQL, whichever process made it). A stream counts again on a change of one of
 //! the reader's conversations, or for a reviewer of another owner's, a few together as one.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use app::backend::CurrentUser;
-use app::model::{WaitingRunView, WaitingView};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -23,50 +21,14 @@ use axum::Extension;
 use futures::stream::{self, Stream};
 use tokio::sync::broadcast;
 
-use crate::events::{Change, ConversationEvents, EVERY};
-use crate::store::{LatestWaiting, Store, WaitingCount};
+use crate::chat::waiting_view;
+use crate::events::{Change, ConversationEvents, Owners, EVERY};
+use crate::store::{Store, WaitingCount};
 
 pub const PATH: &str = "/events/user";
 
 /// Changes that come this soon after the one a stream heard are counted with it.
 const GATHER: Duration = Duration::from_millis(50);
-/// Owners remembered per process before the memory starts again (a conversation never changes
-/// owner, so what is remembered stays true).
-const OWNERS_KEPT: usize = 50_000;
-
-/// Whose each conversation that changed is, so a stream asks the database only the first time.
-#[derive(Clone, Default)]
-pub struct Owners(Arc<Mutex<HashMap<Arc<str>, i64>>>);
-
-impl Owners {
-    fn get(&self, conversation: &str) -> Option<i64> {
-        self.0.lock().ok()?.get(conversation).copied()
-    }
-
-    fn remember(&self, conversation: Arc<str>, owner: i64) {
-        if let Ok(mut owners) = self.0.lock() {
-            if owners.len() >= OWNERS_KEPT {
-                owners.clear();
-            }
-            owners.insert(conversation, owner);
-        }
-    }
-}
-
-/// The count as the page and the stream show it.
-pub fn view(count: WaitingCount, latest: Option<LatestWaiting>) -> WaitingView {
-    WaitingView {
-        count: u32::try_from(count.count).unwrap_or(0),
-        mark: count.mark,
-        latest: latest.map(|latest| WaitingRunView {
-            run_id: latest.run_id.to_string(),
-            conversation_id: latest.conversation_id,
-            title: latest.title,
-            approval: latest.approval,
-        }),
-    }
-}
-
 pub async fn stream(
     State(store): State<Store>,
     State(events): State<ConversationEvents>,
@@ -143,7 +105,7 @@ impl Reader {
                 None
             };
             self.last = Some(now.clone());
-            let data = serde_json::to_string(&view(now, latest)).unwrap_or_default();
+            let data = serde_json::to_string(&waiting_view(now, latest)).unwrap_or_default();
             return Some(Event::default().event("waiting").data(data));
         }
     }

@@ -21,43 +21,8 @@ use serde_json::{json, Value};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
+use crate::delivery_settings::DeliverySettings;
 use crate::store::{AttemptOutcome, ClaimedDelivery, OutboxEvent, Store, StoreError};
-
-/// How deliveries are tried. Tests shorten the waits.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// The wait after the first failed attempt; it doubles after each one.
-    pub first_retry: Duration,
-    /// The longest wait between two attempts.
-    pub longest_retry: Duration,
-    /// After this long since its event, a delivery that still fails is given up.
-    pub give_up_after: Duration,
-    /// How long one attempt may take.
-    pub timeout: Duration,
-    /// How often the worker looks without being woken (for retries that fell due, and the
-    /// reminders).
-    pub sweep: Duration,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            first_retry: Duration::from_secs(10),
-            longest_retry: Duration::from_secs(3600),
-            give_up_after: Duration::from_secs(24 * 3600),
-            timeout: Duration::from_secs(10),
-            sweep: Duration::from_secs(2),
-        }
-    }
-}
-
-impl Settings {
-    /// The wait before the attempt after `attempts` failed ones.
-    pub fn backoff(&self, attempts: i64) -> Duration {
-        let doublings = u32::try_from(attempts.saturating_sub(1).clamp(0, 30)).unwrap_or(30);
-        self.first_retry.saturating_mul(2u32.saturating_pow(doublings)).min(self.longest_retry)
-    }
-}
 
 /// Reminders of runs that still wait: once per run, after `after`; the run is cancelled at
 /// `expiry` after it began to wait.
@@ -77,7 +42,7 @@ const GATHER: Duration = Duration::from_millis(50);
 
 pub struct DeliveryWorker {
     store: Store,
-    settings: Settings,
+    settings: DeliverySettings,
     /// How long a claimed delivery stays this worker's: longer than an attempt may take.
     lease: Duration,
     /// `--public-url`'s origin: a payload's `url` is made absolute with it.
@@ -92,7 +57,12 @@ pub struct DeliveryWorker {
 }
 
 impl DeliveryWorker {
-    pub fn new(store: Store, settings: Settings, lease: Duration, public_origin: Option<String>) -> DeliveryWorker {
+    pub fn new(
+        store: Store,
+        settings: DeliverySettings,
+        lease: Duration,
+        public_origin: Option<String>,
+    ) -> DeliveryWorker {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
@@ -390,14 +360,6 @@ fn utc_minute(seconds: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_backoff_doubles_up_to_its_cap() {
-        let settings = Settings::default();
-        let waits: Vec<u64> = (1..=12).map(|attempts| settings.backoff(attempts).as_secs()).collect();
-        assert_eq!(waits, [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600, 3600, 3600]);
-        assert_eq!(settings.backoff(i64::MAX).as_secs(), 3600);
-    }
 
     #[test]
     fn the_body_carries_the_event_an_absolute_link_and_a_line_for_chat_tools() {

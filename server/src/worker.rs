@@ -13,6 +13,7 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use crate::audit::{Action, Entry, Surface};
 use crate::conversation::{ConversationStatus, ErrorCode};
+use crate::events::ConversationEvents;
 use crate::store::{Job, JobKind, Store};
 use crate::turn::{TurnError, Turns};
 
@@ -34,6 +35,25 @@ pub struct WorkerHandle {
 impl WorkerHandle {
     pub fn wake(&self) {
         self.notify.notify_one();
+    }
+
+    /// Wakes the worker whenever a job is queued, in any process. On PostgreSQL a web process
+    /// records work and the database announces the job (`tourguide_jobs`); this is how a worker
+    /// in another process hears of it at once instead of at its next idle look. Only a queued job
+    /// wakes it: a change that queues nothing (the worker's own settle, say) would cost it a
+    /// `claim_job` for nothing.
+    pub fn wake_on_queued_jobs(&self, events: &ConversationEvents) {
+        let Some(queued) = events.queued_jobs() else { return };
+        let worker = self.clone();
+        let mut shutdown = events.shutdown();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = queued.notified() => worker.wake(),
+                    _ = shutdown.changed() => return,
+                }
+            }
+        });
     }
 }
 

@@ -5,7 +5,8 @@
 
 use db::{on_read, Backend};
 
-use super::{Arg, Store, StoreError};
+use super::args::Arg;
+use super::{Store, StoreError};
 use crate::audit::{Action, Entry, Filter, Row, Surface};
 
 /// An entry's values as bound: made once before the write, so its statement can borrow them.
@@ -167,9 +168,11 @@ macro_rules! write_entry {
     ($conn:expr, $conversation_id:expr, $entry:expr) => {{
         let prepared = $crate::store::audit::Prepared::of($entry);
         let args = prepared.args(db::now());
-        let query =
-            bind_args!(sqlx::query_scalar(sqlx::AssertSqlSafe($crate::store::audit::standalone_insert())), &args)
-                .bind($conversation_id);
+        let query = $crate::store::args::bind_args!(
+            sqlx::query_scalar(sqlx::AssertSqlSafe($crate::store::audit::standalone_insert())),
+            &args
+        )
+        .bind($conversation_id);
         let written: Option<i64> = query.fetch_optional(&mut *$conn).await?;
         if let (Some(id), Some(kind)) = (written, prepared.kind()) {
             sqlx::query(sqlx::AssertSqlSafe($crate::store::audit::standalone_outbox()))

@@ -5,8 +5,11 @@ use db::{now, on, on_read};
 use runtime::DenialReason;
 use uuid::Uuid;
 
+use super::args::Arg;
 use super::audit::write_entry;
-use super::{stored_rendering, Arg, ConversationRow, Store, StoreError, Then};
+use super::guarded::{clear_recorded, stored_rendering, Then};
+use super::rows::{select_conversations, ConversationRow};
+use super::{Store, StoreError};
 use crate::audit::Entry;
 use crate::conversation::{
     Conversation, DecisionDetail, ErrorCode, MessageRole, Notice, PendingDecision, Recorded, Reply,

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use db::{now, on, on_read};
 use serde_json::Value;
 
-use super::{AttemptOutcome, OutboxEvent, Store, StoreError};
+use super::deliveries::{claim_sql, outcome_columns, AttemptOutcome};
+use super::outbox::OutboxEvent;
+use super::{Store, StoreError};
 
 /// A user's e-mail settings.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -133,7 +135,7 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<ClaimedMail>, StoreError> {
         let at = now();
-        let sql = super::webhooks::claim_sql(
+        let sql = claim_sql(
             "mail_deliveries",
             self.db.backend(),
             "id, event_id, user_id, kind, payload, attempts, created_at",
@@ -187,7 +189,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         let at = now();
         // A mail has no HTTP status to keep.
-        let (state, _, error, next, delivered_at) = super::webhooks::outcome_columns(outcome, at);
+        let (state, _, error, next, delivered_at) = outcome_columns(outcome, at);
         let done = on!(&self.db, pool => sqlx::query(
             "UPDATE mail_deliveries SET state = $1, last_error = $2, next_attempt_at = COALESCE($3, next_attempt_at),
                  delivered_at = $4, lease_until = NULL, leased_by = NULL

@@ -6,7 +6,9 @@
 use db::{now, now_ms, on, on_read};
 use uuid::Uuid;
 
-use super::{Arg, Store, StoreError, Then};
+use super::args::Arg;
+use super::guarded::Then;
+use super::{Store, StoreError};
 use crate::audit::Entry;
 use crate::conversation::{MessageRole, Notice};
 

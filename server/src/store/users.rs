@@ -6,6 +6,14 @@ use db::{now, on, on_read};
 use super::{Store, StoreError};
 use crate::names;
 
+/// A session's user (`users.SessionUser`), read beside a session `s` joined to its user `u`.
+macro_rules! session_user_columns {
+    () => {
+        "u.id AS account_id, u.username, u.language, u.role, u.may_approve_own"
+    };
+}
+pub(super) use session_user_columns;
+
 /// What an account may do beyond its own conversations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {

@@ -1,10 +1,13 @@
-//! Webhooks: where events go (`webhooks`), the outbox the state changes write (`webhook_outbox`,
-//! made by the audit log's migration; this module only reads and deletes its rows), each event's
-//! delivery to each webhook (`webhook_deliveries`; its mails, `store::mail`), and which runs were
-//! reminded of once (`reminded_runs`).
+//! Webhooks: where events go (`webhooks`), the fan-out of the outbox's events (`store::outbox`) to
+//! each webhook's delivery (`webhook_deliveries`; leased and retried as `store::deliveries` says)
+//! and, in the same transaction, to their mails (`store::mail`), and which runs were reminded of
+//! once (`reminded_runs`).
 
-use db::{now, on, on_read, Backend};
+use db::{now, on, on_read};
 
+use super::deliveries::{claim_sql, outcome_columns, AttemptOutcome, DeliveryState};
+use super::mail;
+use super::outbox::{outbox_select, OutboxEvent};
 use super::{Store, StoreError};
 
 /// The kinds of event a webhook may be sent, as the outbox and the body name them.
@@ -29,102 +32,6 @@ impl Webhook {
 
     pub fn kinds(&self) -> impl Iterator<Item = &str> {
         self.events.split(',').map(str::trim).filter(|kind| !kind.is_empty())
-    }
-}
-
-/// An outbox row: one event, not yet fanned out to the webhooks.
-#[derive(Debug, Clone, sqlx::FromRow)]
-pub struct OutboxEvent {
-    pub id: i64,
-    pub event_id: String,
-    pub kind: String,
-    pub payload: String,
-    pub created_at: i64,
-}
-
-/// The outbox's oldest events with their JSON: an event about an audit row gets it made from that
-/// row now (`audit::payload_sql`), so the write that recorded it did not. On PostgreSQL the events
-/// are locked (`SKIP LOCKED`), so two workers never take one.
-pub fn outbox_select(backend: Backend) -> String {
-    let lock = match backend {
-        Backend::Sqlite => "",
-        Backend::Postgres => " FOR UPDATE OF o SKIP LOCKED",
-    };
-    format!(
-        "SELECT o.id, o.event_id, o.kind, COALESCE(o.payload, {}) AS payload, o.created_at
-         FROM webhook_outbox o LEFT JOIN audit_log a ON a.id = o.audit_id
-         ORDER BY o.id LIMIT $1{lock}",
-        super::audit::payload_sql(backend, "o.kind")
-    )
-}
-
-/// What `webhook_deliveries` and `mail_deliveries` share: due rows, leases, attempts. One text
-/// for both, so the two queues cannot come to differ in how a lease is taken or run out.
-pub(super) fn due_sql(table: &str) -> String {
-    format!(
-        "SELECT id FROM {table} WHERE state = 'pending' AND next_attempt_at <= $1
-         AND (lease_until IS NULL OR lease_until < $2) LIMIT 1"
-    )
-}
-
-/// Leases up to `$5` due rows of `table` to `$2` until `$1`, counting the attempt; `$3`, `$4`: now.
-pub(super) fn claim_sql(table: &str, backend: Backend, returning: &str) -> String {
-    let lock = match backend {
-        Backend::Sqlite => "",
-        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
-    };
-    format!(
-        "UPDATE {table} SET lease_until = $1, leased_by = $2, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM {table}
-                      WHERE state = 'pending' AND next_attempt_at <= $3 AND (lease_until IS NULL OR lease_until < $4)
-                      ORDER BY next_attempt_at, id LIMIT $5 {lock})
-         RETURNING {returning}"
-    )
-}
-
-/// An attempt's outcome as the columns record it: state, HTTP status, error, next attempt, when
-/// delivered.
-pub(super) fn outcome_columns(
-    outcome: &AttemptOutcome,
-    at: i64,
-) -> (DeliveryState, Option<i64>, Option<&str>, Option<i64>, Option<i64>) {
-    match outcome {
-        AttemptOutcome::Delivered { status } => {
-            (DeliveryState::Delivered, Some(i64::from(*status)), None, None, Some(at))
-        }
-        AttemptOutcome::Retry { status, error, next_attempt_at } => {
-            (DeliveryState::Pending, status.map(i64::from), Some(error.as_str()), Some(*next_attempt_at), None)
-        }
-        AttemptOutcome::Failed { status, error } => {
-            (DeliveryState::Failed, status.map(i64::from), Some(error.as_str()), None, None)
-        }
-    }
-}
-
-/// Where a delivery stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeliveryState {
-    Pending,
-    Delivered,
-    Failed,
-}
-
-impl DeliveryState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryState::Pending => "pending",
-            DeliveryState::Delivered => "delivered",
-            DeliveryState::Failed => "failed",
-        }
-    }
-
-    fn parse(value: &str) -> Result<Self, StoreError> {
-        match value {
-            "pending" => Ok(DeliveryState::Pending),
-            "delivered" => Ok(DeliveryState::Delivered),
-            "failed" => Ok(DeliveryState::Failed),
-            other => Err(StoreError::Corrupt(format!("delivery state {other:?}"))),
-        }
     }
 }
 
@@ -195,25 +102,6 @@ impl TryFrom<DeliveryRow> for Delivery {
     }
 }
 
-/// What became of one attempt.
-#[derive(Debug, Clone)]
-pub enum AttemptOutcome {
-    Delivered {
-        status: u16,
-    },
-    /// Tried again at `next_attempt_at`.
-    Retry {
-        status: Option<u16>,
-        error: String,
-        next_attempt_at: i64,
-    },
-    /// Given up: tried for as long as a delivery is tried.
-    Failed {
-        status: Option<u16>,
-        error: String,
-    },
-}
-
 /// Deliveries written by one INSERT (four values each).
 const INSERT_CHUNK: usize = 100;
 
@@ -251,14 +139,6 @@ impl Store {
         }
         .await)?;
         Ok(removed == 1)
-    }
-
-    /// Whether the outbox holds an event: a read, so an idle worker does not take the writer.
-    pub async fn outbox_has_events(&self) -> Result<bool, StoreError> {
-        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar("SELECT id FROM webhook_outbox LIMIT 1")
-            .fetch_optional(pool)
-            .await)?;
-        Ok(found.is_some())
     }
 
     /// Fans up to `limit` outbox events out: in one transaction, one pending delivery per active
@@ -322,9 +202,9 @@ impl Store {
                 }
                 insert.execute(&mut *tx).await?;
             }
-            let mails = if mail { super::mail::mail_events(&events) } else { Vec::new() };
-            for chunk in mails.chunks(super::mail::MAIL_CHUNK) {
-                let mut insert = sqlx::query(sqlx::AssertSqlSafe(super::mail::mail_fan_out_sql(chunk.len(), at)));
+            let mails = if mail { mail::mail_events(&events) } else { Vec::new() };
+            for chunk in mails.chunks(mail::MAIL_CHUNK) {
+                let mut insert = sqlx::query(sqlx::AssertSqlSafe(mail::mail_fan_out_sql(chunk.len(), at)));
                 for event in chunk {
                     insert = insert
                         .bind(&event.event.event_id)
@@ -353,17 +233,6 @@ impl Store {
     /// Whether a delivery is due (a read, see [`Store::outbox_has_events`]).
     pub async fn delivery_due(&self) -> Result<bool, StoreError> {
         self.queue_due("webhook_deliveries").await
-    }
-
-    /// Whether `table` (a delivery queue) has a row due now.
-    pub(super) async fn queue_due(&self, table: &str) -> Result<bool, StoreError> {
-        let at = now();
-        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(due_sql(table)))
-            .bind(at)
-            .bind(at)
-            .fetch_optional(pool)
-            .await)?;
-        Ok(found.is_some())
     }
 
     /// Leases up to `limit` due deliveries to `worker` until `lease_until`, counting the attempt
@@ -429,19 +298,6 @@ impl Store {
         .await
         .map(|done| done.rows_affected()))?;
         Ok(done == 1)
-    }
-
-    /// Lets go of every lease: on SQLite at start, when the one worker of the file knows the
-    /// worker that held them is gone.
-    pub async fn release_delivery_leases(&self) -> Result<u64, StoreError> {
-        let mut released = 0;
-        for sql in [
-            "UPDATE webhook_deliveries SET lease_until = NULL, leased_by = NULL WHERE lease_until IS NOT NULL",
-            "UPDATE mail_deliveries SET lease_until = NULL, leased_by = NULL WHERE lease_until IS NOT NULL",
-        ] {
-            released += on!(&self.db, pool => sqlx::query(sql).execute(pool).await.map(|done| done.rows_affected()))?;
-        }
-        Ok(released)
     }
 
     /// The newest deliveries, newest first.

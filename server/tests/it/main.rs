@@ -23,6 +23,7 @@ mod mcp_workers;
 mod metrics;
 mod model_errors;
 mod outside;
+mod page_head;
 mod previews;
 mod processes;
 mod questions;
