@@ -1,122 +1,13 @@
-//! Round trips to PostgreSQL per request, counted on the wire: a proxy between the web process and
-//! the database counts what the process sends. Each Sync (the end of an extended-protocol
-//! exchange: a statement, a prepare, sqlx's ping) and each simple Query is one round trip: the
-//! client waits for the server's ReadyForQuery before it goes on. PostgreSQL only.
+//! Round trips to PostgreSQL per request, counted on the wire (`db::RoundTrips`: a proxy between
+//! the web process and the database). PostgreSQL only.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use db::Location;
+use db::{Location, RoundTrips};
 use server::Services;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
 
 use crate::harness::{config_in, location_in, Client, TestServer};
 use crate::scripted::{services, Effects};
-
-/// The startup messages that carry no type byte: SSL and GSS encryption requests (answered with one
-/// byte), a cancel request (the connection ends), and the startup message itself.
-const SSL_REQUEST: u32 = 80_877_103;
-const GSS_REQUEST: u32 = 80_877_104;
-const PROTOCOL_3: u32 = 196_608;
-
-/// A TCP proxy to `upstream` that counts the round trips its clients start.
-async fn counting_proxy(upstream: String, count: Arc<AtomicU64>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = TcpStream::connect(&upstream).await else { continue };
-            let count = count.clone();
-            tokio::spawn(async move {
-                let (mut client_read, client_write) = client.into_split();
-                let (server_read, mut server_write) = server.into_split();
-                let mut server_read = server_read;
-                let mut client_write = client_write;
-                tokio::spawn(async move { tokio::io::copy(&mut server_read, &mut client_write).await });
-                let _ = forward_counting(&mut client_read, &mut server_write, &count).await;
-            });
-        }
-    });
-    address
-}
-
-/// Forwards the client's messages one by one, counting Sync ('S') and Query ('Q').
-async fn forward_counting(
-    from: &mut (impl AsyncReadExt + Unpin),
-    to: &mut (impl AsyncWriteExt + Unpin),
-    count: &AtomicU64,
-) -> std::io::Result<()> {
-    loop {
-        let length = from.read_u32().await?;
-        let mut body = vec![0; length as usize - 4];
-        from.read_exact(&mut body).await?;
-        to.write_u32(length).await?;
-        to.write_all(&body).await?;
-        let code = u32::from_be_bytes(body[..4].try_into().unwrap_or_default());
-        if code == PROTOCOL_3 {
-            break;
-        }
-        if code != SSL_REQUEST && code != GSS_REQUEST {
-            return Ok(());
-        }
-    }
-    loop {
-        let kind = from.read_u8().await?;
-        let length = from.read_u32().await?;
-        let mut body = vec![0; length as usize - 4];
-        from.read_exact(&mut body).await?;
-        if kind == b'S' || kind == b'Q' {
-            count.fetch_add(1, Ordering::SeqCst);
-        }
-        to.write_u8(kind).await?;
-        to.write_u32(length).await?;
-        to.write_all(&body).await?;
-    }
-}
-
-/// `url` with its host and port replaced by `address`.
-fn through(url: &str, address: &str) -> String {
-    let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
-    let original = format!("{}:{}", options.get_host(), options.get_port());
-    assert!(url.contains(&original), "{url} names its server as {original}");
-    url.replacen(&original, address, 1)
-}
-
-/// The round trips `request` costs: the fewest over `times` tries (the first use of a statement on
-/// a connection prepares it, a round trip more), and the most.
-async fn counted<F, Fut>(count: &AtomicU64, times: usize, mut request: F) -> (u64, u64)
-where
-    F: FnMut(usize) -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    let (mut fewest, mut most) = (u64::MAX, 0);
-    for time in 0..times {
-        settle(count).await;
-        let before = count.load(Ordering::SeqCst);
-        request(time).await;
-        // sqlx pings a connection after it went back to the pool, in a task of its own.
-        settle(count).await;
-        let spent = count.load(Ordering::SeqCst) - before;
-        fewest = fewest.min(spent);
-        most = most.max(spent);
-    }
-    (fewest, most)
-}
-
-/// Waits until nothing has been sent for a while.
-async fn settle(count: &AtomicU64) {
-    let mut last = count.load(Ordering::SeqCst);
-    loop {
-        tokio::time::sleep(Duration::from_millis(150)).await;
-        let now = count.load(Ordering::SeqCst);
-        if now == last {
-            return;
-        }
-        last = now;
-    }
-}
 
 const QUESTIONS: usize = 6;
 
@@ -142,14 +33,9 @@ async fn each_request_kind_costs_its_round_trips_on_postgresql() {
     let dir = asking.stop().await;
 
     // A web process without a worker, on the database through the counting proxy.
-    let count = Arc::new(AtomicU64::new(0));
-    let upstream = {
-        let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
-        format!("{}:{}", options.get_host(), options.get_port())
-    };
-    let proxy = counting_proxy(upstream, count.clone()).await;
+    let proxy = RoundTrips::proxy(&url).await.unwrap();
     let mut config = config_in(&dir, false).await;
-    config.database = Location::Postgres(through(&url, &proxy));
+    config.database = Location::Postgres(proxy.url(&url));
     let mut services: Services = services(&effects);
     services.reconcile_grace = Duration::from_secs(600);
     let running = server::serve(&config, services).await.expect("server starts");
@@ -165,48 +51,54 @@ async fn each_request_kind_costs_its_round_trips_on_postgresql() {
     let (status, body) = client.call_json("send_message", &[("conversation_id", &working), ("content", "hello")]).await;
     assert_eq!(status, 200, "{body}");
 
-    let fast_poll = counted(&count, 10, |_| async {
-        let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "1")]).await;
-        assert_eq!(status, 200, "{poll}");
-        assert!(poll["conversation"].is_null(), "the fast path: {poll}");
-    })
-    .await;
-    let full_poll = counted(&count, 10, |_| async {
-        let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "0")]).await;
-        assert_eq!(status, 200, "{poll}");
-        assert_eq!(poll["conversation"]["messages"][0]["content"], "hello", "{poll}");
-    })
-    .await;
-    let page = counted(&count, 10, |_| async {
-        let response = client.http.get(format!("{base}/c/{working}")).send().await.unwrap();
-        assert_eq!(response.status(), 200);
-        assert!(response.text().await.unwrap().contains("hello"));
-    })
-    .await;
-    let answer = counted(&count, QUESTIONS, |time| {
-        let (id, digest) = waiting[time].clone();
-        let client = &client;
-        async move {
-            let (status, body) = client
-                .call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Images\"")])
-                .await;
-            assert_eq!(status, 200, "{body}");
-        }
-    })
-    .await;
+    let fast_poll = proxy
+        .of(10, |_| async {
+            let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "1")]).await;
+            assert_eq!(status, 200, "{poll}");
+            assert!(poll["conversation"].is_null(), "the fast path: {poll}");
+        })
+        .await;
+    let full_poll = proxy
+        .of(10, |_| async {
+            let (status, poll) = client.call_json("poll", &[("id", &working), ("after", "0")]).await;
+            assert_eq!(status, 200, "{poll}");
+            assert_eq!(poll["conversation"]["messages"][0]["content"], "hello", "{poll}");
+        })
+        .await;
+    let page = proxy
+        .of(10, |_| async {
+            let response = client.http.get(format!("{base}/c/{working}")).send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            assert!(response.text().await.unwrap().contains("hello"));
+        })
+        .await;
+    let answer = proxy
+        .of(QUESTIONS, |time| {
+            let (id, digest) = waiting[time].clone();
+            let client = &client;
+            async move {
+                let (status, body) = client
+                    .call_json("answer", &[("conversation_id", &id), ("digest", &digest), ("choice", "\"Images\"")])
+                    .await;
+                assert_eq!(status, 200, "{body}");
+            }
+        })
+        .await;
     let mut idle = Vec::new();
     for _ in 0..QUESTIONS {
         idle.push(client.create_conversation().await);
     }
-    let message = counted(&count, QUESTIONS, |time| {
-        let id = idle[time].clone();
-        let client = &client;
-        async move {
-            let (status, body) = client.call_json("send_message", &[("conversation_id", &id), ("content", "hi")]).await;
-            assert_eq!(status, 200, "{body}");
-        }
-    })
-    .await;
+    let message = proxy
+        .of(QUESTIONS, |time| {
+            let id = idle[time].clone();
+            let client = &client;
+            async move {
+                let (status, body) =
+                    client.call_json("send_message", &[("conversation_id", &id), ("content", "hi")]).await;
+                assert_eq!(status, 200, "{body}");
+            }
+        })
+        .await;
     running.stop().await;
 
     // Each answer's write announced its conversation itself (no NOTIFY of its own: the count
