@@ -13,6 +13,7 @@ mod decisions;
 mod edit;
 mod errors;
 mod events;
+mod four_processes;
 mod harness;
 mod inbox;
 mod mail;

@@ -15,7 +15,7 @@ use db::Location;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::harness::{location_in, Client, PASSWORD};
 
@@ -29,9 +29,10 @@ pub const NEW_TITLE: &str = "Bread that survives a crash";
 
 #[derive(Clone)]
 struct FakeModel {
-    /// While set, a continuation (the model called after a tool result) never gets its answer.
+    /// While set, a continuation (the model called after a tool result) gets its answer only when
+    /// the test releases it ([`Held`]).
     hold: Arc<AtomicBool>,
-    held: mpsc::UnboundedSender<String>,
+    held: mpsc::UnboundedSender<Held>,
     questions_asked: Arc<AtomicUsize>,
     writes_proposed: Arc<AtomicUsize>,
     continuations: Arc<AtomicUsize>,
@@ -42,7 +43,7 @@ struct FakeModel {
 pub struct ModelHandle {
     pub base_url: String,
     pub hold: Arc<AtomicBool>,
-    held: mpsc::UnboundedReceiver<String>,
+    held: mpsc::UnboundedReceiver<Held>,
     pub questions_asked: Arc<AtomicUsize>,
     pub writes_proposed: Arc<AtomicUsize>,
     /// Every continuation the model answered (a held one that died with its worker is not).
@@ -79,12 +80,37 @@ impl ModelHandle {
         ModelHandle { base_url: format!("http://{address}/v1"), ..handle }
     }
 
-    /// Waits until a continuation is being held, and returns the tool result it carries.
+    /// Waits until a continuation is being held, and returns the tool result it carries. That
+    /// continuation is never answered (its worker is about to die).
     pub async fn continuation_in_flight(&mut self) -> String {
+        self.held_continuation().await.content
+    }
+
+    /// Waits until a continuation is being held; the test answers it or lets its worker die.
+    pub async fn held_continuation(&mut self) -> Held {
         tokio::time::timeout(Duration::from_secs(30), self.held.recv())
             .await
             .expect("the run never called the model after the tool result")
             .unwrap()
+    }
+}
+
+/// A continuation the model holds: it is answered when released; dropped, it is held for good.
+pub struct Held {
+    /// The tool result it carries.
+    pub content: String,
+    release: oneshot::Sender<()>,
+}
+
+impl Held {
+    /// Lets the model answer it (it counts in `continuations` then).
+    pub fn release(self) {
+        let _ = self.release.send(());
+    }
+
+    /// Whether the call went away unanswered: its connection closed, so it can never count.
+    pub fn gone(&self) -> bool {
+        self.release.is_closed()
     }
 }
 
@@ -125,9 +151,13 @@ async fn reply(model: FakeModel, request: Value) -> Result<Json<Value>, axum::ht
     Ok(match last["role"].as_str() {
         Some("tool") => {
             if model.hold.load(Ordering::SeqCst) {
-                let _ = model.held.send(content.clone());
-                // The server is killed while it waits here; the connection simply goes away.
-                std::future::pending::<()>().await;
+                let (release, released) = oneshot::channel();
+                let _ = model.held.send(Held { content: content.clone(), release });
+                // The server is killed while it waits here; the connection simply goes away (and
+                // with it this call). Not released: held for good.
+                if released.await.is_err() {
+                    std::future::pending::<()>().await;
+                }
             }
             model.continuations.fetch_add(1, Ordering::SeqCst);
             text(format!("Noted: {content}"))
