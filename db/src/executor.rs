@@ -2,6 +2,47 @@
 //! length through the pool's `acquire` (which is where each pool's policy lives: the background
 //! queue on SQLite, the idle check on PostgreSQL), as it would from sqlx's pool.
 
+/// A checkout that can be told not to go back to its pool.
+pub(crate) trait Discard {
+    fn discard(&mut self);
+}
+
+impl<DB: sqlx::Database> Discard for sqlx::pool::PoolConnection<DB> {
+    fn discard(&mut self) {
+        self.close_on_drop();
+    }
+}
+
+/// Whether `error` says the connection itself is gone (the server ended it, as a restart or
+/// `pg_terminate_backend` does, or the socket failed): such a connection is closed instead of going
+/// back, or the next request to take it would fail as well (it sat idle too briefly to be checked).
+pub(crate) fn ends_connection(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) | sqlx::Error::Protocol(_) => true,
+        // SQLSTATE class 08, connection exception; 57P01..57P05, the server shutting the session.
+        sqlx::Error::Database(error) => {
+            error.code().is_some_and(|code| code.starts_with("08") || code.starts_with("57P"))
+        }
+        _ => false,
+    }
+}
+
+/// `$result` of a statement on `$connection` (a `&mut` checkout); a connection it showed broken
+/// is discarded.
+macro_rules! discard_if_broken {
+    ($connection:expr, $result:expr) => {{
+        let result = $result;
+        if let Err(error) = &result {
+            if $crate::executor::ends_connection(error) {
+                $crate::executor::Discard::discard($connection);
+            }
+        }
+        result
+    }};
+}
+
+pub(crate) use discard_if_broken;
+
 /// `impl Executor for &$pool`, where `$pool` has `async fn acquire(&self)` giving something that
 /// derefs to `$database`'s connection.
 macro_rules! executor_by_checkout {
@@ -26,11 +67,24 @@ macro_rules! executor_by_checkout {
                 let pool = self.clone();
                 Box::pin(sqlx_core::ext::async_stream::TryAsyncStream::new(move |yielder| async move {
                     let mut connection = pool.acquire().await?;
-                    let mut rows = sqlx::Executor::fetch_many(&mut *connection, query);
-                    while let Some(row) = rows.try_next().await? {
-                        yielder.r#yield(row).await;
+                    let mut failed = None;
+                    {
+                        let mut rows = sqlx::Executor::fetch_many(&mut *connection, query);
+                        loop {
+                            match rows.try_next().await {
+                                Ok(Some(row)) => yielder.r#yield(row).await,
+                                Ok(None) => break,
+                                Err(error) => {
+                                    failed = Some(error);
+                                    break;
+                                }
+                            }
+                        }
                     }
-                    Ok(())
+                    match failed {
+                        Some(error) => $crate::executor::discard_if_broken!(&mut connection, Err(error)),
+                        None => Ok(()),
+                    }
                 }))
             }
 
@@ -42,7 +96,13 @@ macro_rules! executor_by_checkout {
                 E: 'q + sqlx::Execute<'q, $database>,
             {
                 let pool = self.clone();
-                Box::pin(async move { sqlx::Executor::fetch_optional(&mut *pool.acquire().await?, query).await })
+                Box::pin(async move {
+                    let mut connection = pool.acquire().await?;
+                    $crate::executor::discard_if_broken!(
+                        &mut connection,
+                        sqlx::Executor::fetch_optional(&mut *connection, query).await
+                    )
+                })
             }
 
             // The two every store uses most, without the stream of the default ones.
@@ -54,7 +114,13 @@ macro_rules! executor_by_checkout {
                 E: 'q + sqlx::Execute<'q, $database>,
             {
                 let pool = self.clone();
-                Box::pin(async move { sqlx::Executor::execute(&mut *pool.acquire().await?, query).await })
+                Box::pin(async move {
+                    let mut connection = pool.acquire().await?;
+                    $crate::executor::discard_if_broken!(
+                        &mut connection,
+                        sqlx::Executor::execute(&mut *connection, query).await
+                    )
+                })
             }
 
             fn fetch_all<'e, 'q: 'e, E>(
@@ -65,7 +131,13 @@ macro_rules! executor_by_checkout {
                 E: 'q + sqlx::Execute<'q, $database>,
             {
                 let pool = self.clone();
-                Box::pin(async move { sqlx::Executor::fetch_all(&mut *pool.acquire().await?, query).await })
+                Box::pin(async move {
+                    let mut connection = pool.acquire().await?;
+                    $crate::executor::discard_if_broken!(
+                        &mut connection,
+                        sqlx::Executor::fetch_all(&mut *connection, query).await
+                    )
+                })
             }
 
             fn prepare_with<'e>(

@@ -101,7 +101,13 @@ impl PgConnections {
     pub async fn acquire(&self) -> Result<PgCheckout, sqlx::Error> {
         if let Some(pool) = &self.0.sqlx {
             let pooled = pool.acquire().await?;
-            return Ok(PgCheckout { connection: None, pooled: Some(pooled), shared: self.0.clone(), _permit: None });
+            return Ok(PgCheckout {
+                connection: None,
+                pooled: Some(pooled),
+                shared: self.0.clone(),
+                broken: false,
+                _permit: None,
+            });
         }
         let permit = match self.0.permits.clone().try_acquire_owned() {
             Ok(permit) => permit,
@@ -121,6 +127,7 @@ impl PgConnections {
                     connection: Some(connection),
                     pooled: None,
                     shared: self.0.clone(),
+                    broken: false,
                     _permit: Some(permit),
                 });
             }
@@ -128,7 +135,13 @@ impl PgConnections {
             let _ = connection.close_hard().await;
         }
         let connection = self.0.options.connect().await?;
-        Ok(PgCheckout { connection: Some(connection), pooled: None, shared: self.0.clone(), _permit: Some(permit) })
+        Ok(PgCheckout {
+            connection: Some(connection),
+            pooled: None,
+            shared: self.0.clone(),
+            broken: false,
+            _permit: Some(permit),
+        })
     }
 
     /// A transaction on a connection of this pool (`BEGIN`).
@@ -167,8 +180,19 @@ pub struct PgCheckout {
     /// In place of `connection` on sqlx's pool.
     pooled: Option<PoolConnection<Postgres>>,
     shared: Arc<Shared>,
+    /// Set when a statement on it failed as a broken connection does: it is closed, not returned.
+    broken: bool,
     // Dropped after `drop` has put the connection back, so whoever it wakes finds it.
     _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl crate::executor::Discard for PgCheckout {
+    fn discard(&mut self) {
+        match &mut self.pooled {
+            Some(pooled) => pooled.close_on_drop(),
+            None => self.broken = true,
+        }
+    }
 }
 
 impl Deref for PgCheckout {
@@ -194,7 +218,7 @@ impl DerefMut for PgCheckout {
 impl Drop for PgCheckout {
     fn drop(&mut self) {
         let Some(connection) = self.connection.take() else { return };
-        if !self.shared.permits.is_closed() {
+        if !self.shared.permits.is_closed() && !self.broken {
             self.shared.idle.lock().unwrap_or_else(PoisonError::into_inner).push((connection, Instant::now()));
         }
     }
@@ -214,13 +238,15 @@ impl PgTx {
     }
 
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
-        PgTransactionManager::commit(&mut self.checkout).await?;
+        let checkout = &mut self.checkout;
+        crate::executor::discard_if_broken!(checkout, PgTransactionManager::commit(checkout).await)?;
         self.open = false;
         Ok(())
     }
 
     pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
-        PgTransactionManager::rollback(&mut self.checkout).await?;
+        let checkout = &mut self.checkout;
+        crate::executor::discard_if_broken!(checkout, PgTransactionManager::rollback(checkout).await)?;
         self.open = false;
         Ok(())
     }
@@ -276,6 +302,26 @@ mod tests {
         sqlx::query("INSERT INTO t VALUES (2)").execute(&pool).await.unwrap();
         let rows: Vec<i64> = sqlx::query_scalar("SELECT n FROM t").fetch_all(&pool).await.unwrap();
         assert_eq!(rows, [2]);
+        pool.close().await;
+    }
+
+    /// A connection the server ended (a restart, `pg_terminate_backend`) fails the statement that
+    /// meets it, and is closed then: the next statement, at once, runs on a new one, though the
+    /// dead one sat idle too briefly to be checked.
+    #[tokio::test]
+    async fn a_connection_the_server_ended_fails_one_statement_and_is_not_handed_out_again() {
+        let Some(pool) = pool(1).await else { return };
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&pool).await.unwrap();
+        let url = crate::scratch_postgres().await.unwrap().unwrap();
+        let mut other = <PgConnection as Connection>::connect(&url).await.unwrap();
+        let ended: bool =
+            sqlx::query_scalar("SELECT pg_terminate_backend($1)").bind(pid).fetch_one(&mut other).await.unwrap();
+        assert!(ended);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let failed = sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()").fetch_one(&pool).await;
+        assert!(failed.is_err(), "the ended connection was handed out (idle for less than the check)");
+        let again: i32 = sqlx::query_scalar("SELECT pg_backend_pid()").fetch_one(&pool).await.unwrap();
+        assert_ne!(again, pid);
         pool.close().await;
     }
 
