@@ -107,18 +107,23 @@ impl ServerProcess {
 
     /// CPU time the server process has used so far (user + system), from `/proc/PID/stat`.
     pub fn cpu_time(&self) -> Duration {
-        let pid = self.child.id().expect("running");
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        // Fields after the command name (which may hold spaces) start at ") ".
-        let fields: Vec<&str> = stat.rsplit_once(") ").expect("a stat line").1.split(' ').collect();
-        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-        // USER_HZ is 100 on Linux.
-        Duration::from_millis(ticks * 10)
+        cpu_time_of(self.child.id().expect("running"))
     }
 
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;
     }
+}
+
+/// CPU time process `pid` has used so far (user + system), from `/proc/PID/stat`; nothing for a
+/// process that is gone.
+pub fn cpu_time_of(pid: u32) -> Duration {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return Duration::ZERO };
+    // Fields after the command name (which may hold spaces) start at ") ".
+    let fields: Vec<&str> = stat.rsplit_once(") ").expect("a stat line").1.split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // USER_HZ is 100 on Linux.
+    Duration::from_millis(ticks * 10)
 }
 
 fn rss_kib_of(pid: u32) -> u64 {
@@ -130,32 +135,39 @@ fn rss_kib_of(pid: u32) -> u64 {
         .expect("VmRSS in /proc/PID/status")
 }
 
-/// The SSE fan-out reference (`crate::sse_reference`) as a process of its own: this binary again.
-pub struct SseReferenceProcess {
+/// A limit reference as a process of its own: this binary again, with the reference's flag
+/// (`sse_reference`, `sqlite_reference`, `postgres_reference`) and its arguments, so its memory and
+/// CPU time are its own, read from `/proc` as the server's are.
+pub struct ReferenceProcess {
     child: Child,
     pub base: String,
 }
 
-impl SseReferenceProcess {
-    pub async fn start() -> SseReferenceProcess {
+impl ReferenceProcess {
+    pub async fn start(flag: &str, args: &[String]) -> ReferenceProcess {
         let mut child = Command::new(std::env::current_exe().expect("the bench binary's path"))
-            .arg(crate::sse_reference::FLAG)
+            .arg(flag)
+            .args(args)
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .expect("the SSE reference starts");
+            .expect("the reference starts");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let base = loop {
-            let line = lines.next_line().await.unwrap().expect("the SSE reference exited before it was up");
+            let line = lines.next_line().await.unwrap().expect("the reference exited before it was up");
             if let Some(address) = line.strip_prefix("listens on ") {
                 break address.trim().to_string();
             }
         };
-        SseReferenceProcess { child, base }
+        ReferenceProcess { child, base }
     }
 
     pub fn rss_kib(&self) -> u64 {
         rss_kib_of(self.child.id().expect("running"))
+    }
+
+    pub fn cpu_time(&self) -> Duration {
+        cpu_time_of(self.child.id().expect("running"))
     }
 
     pub async fn stop(mut self) {

@@ -75,3 +75,35 @@ where
 pub fn per_second(count: usize, elapsed: Duration) -> String {
     format!("{:.0}/s", count as f64 / elapsed.as_secs_f64())
 }
+
+/// What a load loop measured: each call's latency, and the wall time of the whole loop.
+pub struct Load {
+    pub sample: Sample,
+    pub elapsed: Duration,
+}
+
+impl Load {
+    pub fn throughput(&self) -> String {
+        per_second(self.sample.len(), self.elapsed)
+    }
+
+    /// Requests per second.
+    pub fn rate(&self) -> f64 {
+        self.sample.len() as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// The run with the median throughput.
+pub fn median(mut runs: Vec<Load>) -> Load {
+    runs.sort_by(|a, b| a.rate().total_cmp(&b.rate()));
+    runs.swap_remove(runs.len() / 2)
+}
+
+/// Every run's throughput, in the order they ran.
+pub fn runs_of(runs: &[Load]) -> String {
+    runs.iter().map(Load::throughput).collect::<Vec<_>>().join(", ")
+}
+
+pub fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1_000.0
+}

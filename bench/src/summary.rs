@@ -30,6 +30,9 @@ pub struct Figure {
     pub unit: &'static str,
     pub better: Better,
     pub reference: Option<f64>,
+    /// Whether `reference` is a limit (the least a bare server does for the same result), or only
+    /// a figure to compare with (SQLite's beside PostgreSQL's).
+    pub limit: bool,
     pub target: Option<f64>,
     /// Values better than this count as this when judging a regression (see `saturating_at`).
     pub saturation: Option<f64>,
@@ -44,6 +47,7 @@ impl Figure {
             unit,
             better,
             reference: None,
+            limit: false,
             target: None,
             saturation: None,
         }
@@ -51,12 +55,45 @@ impl Figure {
 
     /// A figure the bench does not measure yet, shown with its target so the gap is not hidden.
     pub fn unmeasured(key: &'static str, name: impl Into<String>, unit: &'static str, better: Better) -> Figure {
-        Figure { key, name: name.into(), value: None, unit, better, reference: None, target: None, saturation: None }
+        Figure {
+            key,
+            name: name.into(),
+            value: None,
+            unit,
+            better,
+            reference: None,
+            limit: false,
+            target: None,
+            saturation: None,
+        }
     }
 
+    /// The limit reference's figure of the same run: Tourguide should not beat it.
     pub fn reference(mut self, reference: f64) -> Figure {
         self.reference = Some(reference);
+        self.limit = true;
         self
+    }
+
+    /// A figure to show beside this one that is no limit for it (another backend's, say).
+    pub fn comparison(mut self, other: f64) -> Figure {
+        self.reference = Some(other);
+        self.limit = false;
+        self
+    }
+
+    /// Tourguide does better than its limit reference: a rate above it, or a time below it. Then
+    /// the reference does more than the least work for the same result, and is not a limit.
+    fn beats_its_limit(&self) -> bool {
+        let timed = matches!(self.unit, "ms" | "µs");
+        let rate = self.unit == "/s";
+        match (self.value, self.reference) {
+            (Some(value), Some(reference)) if self.limit && (timed || rate) => match self.better {
+                Better::Higher => value > reference,
+                Better::Lower => value < reference,
+            },
+            _ => false,
+        }
     }
 
     pub fn target(mut self, target: f64) -> Figure {
@@ -149,10 +186,18 @@ pub fn number(value: f64, unit: &str) -> String {
     format!("{value:.digits$}{}{unit}", if spaced { " " } else { "" })
 }
 
-/// The summary table (Markdown), and the lines naming each regression.
+/// What the summary found wrong: figures a fifth worse than committed, and limit references
+/// Tourguide beats (which are then no limits).
+#[derive(Default)]
+pub struct Findings {
+    pub regressions: Vec<String>,
+    pub not_limits: Vec<String>,
+}
+
+/// The summary table (Markdown), and what it found wrong.
 /// `cpu` is this run's CPU: committed figures from another one compare machines, not only code,
 /// and the summary says so.
-pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, Vec<String>) {
+pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, Findings) {
     let mut out = String::new();
     let since = if committed.figures.is_empty() {
         "no committed figures to compare with yet (`bench/figures.json` is not in `HEAD`)".to_string()
@@ -168,7 +213,9 @@ pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, 
         "\n## Summary: each figure beside its reference and its target\n\n\
          *Reference*: the same work done by a bare server in this run (see each section). *÷ reference*: how far \
          Tourguide is from it (for rates the share of the reference's rate, for times how many times longer). \
-         *Nor the reference*: the bare server misses the target as well, so no cut of Tourguide's overhead can meet \
+         A figure better than its limit reference's (a rate above it, a time below it) is no win: it reads \
+         **reference is not a limit**, since the reference then does more than the least work for the same \
+         result, and the bench exits non-zero. *Nor the reference*: the bare server misses the target as well, so no cut of Tourguide's overhead can meet \
          it on this machine; only doing less work than the reference would. \
          *Committed*: {since}; a figure more than {:.0} % worse than it is marked **regression**.\n\n",
         REGRESSION * 100.0
@@ -176,16 +223,21 @@ pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, 
     out.push_str("| figure | this run | reference | ÷ reference | target | met | committed | change |\n");
     out.push_str("|---|---|---|---|---|---|---|---|\n");
     let mut regressions = Vec::new();
+    let mut not_limits = Vec::new();
     for figure in figures {
         let value = figure.value.map(|value| number(value, figure.unit)).unwrap_or_else(|| "not measured".into());
         let reference = figure.reference.map(|value| number(value, figure.unit)).unwrap_or_default();
-        let ratio = match (figure.value, figure.reference) {
+        let mut ratio = match (figure.value, figure.reference) {
             (Some(value), Some(reference)) if reference > 0.0 => match figure.better {
                 Better::Higher => format!("{:.0} %", 100.0 * value / reference),
                 Better::Lower => format!("{:.1}×", value / reference),
             },
             _ => String::new(),
         };
+        if figure.beats_its_limit() {
+            not_limits.push(format!("{}: {ratio} of its reference", figure.name));
+            ratio = format!("**reference is not a limit** ({ratio})");
+        }
         let target = figure
             .target
             .map(|bound| {
@@ -226,7 +278,10 @@ pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, 
     if !regressions.is_empty() {
         out.push_str(&format!("\n**Regressions against the committed figures:** {}.\n", regressions.join("; ")));
     }
-    (out, regressions)
+    if !not_limits.is_empty() {
+        out.push_str(&format!("\n**References that are not limits:** {}.\n", not_limits.join("; ")));
+    }
+    (out, Findings { regressions, not_limits })
 }
 
 /// The run's figures as the next run will compare with them.
@@ -272,35 +327,35 @@ mod tests {
     #[test]
     fn a_cost_down_to_nothing_prints_no_change() {
         let time = Figure::new("time", "time", 0.0, "ms", Better::Lower);
-        let (table, regressions) = render(&[time], &committed("time", 1.0), CPU);
-        assert!(regressions.is_empty(), "{table}");
+        let (table, findings) = render(&[time], &committed("time", 1.0), CPU);
+        assert!(findings.regressions.is_empty(), "{table}");
         assert!(!table.contains("inf"), "{table}");
     }
 
     #[test]
     fn a_figure_a_fifth_worse_than_committed_is_a_regression_either_way_round() {
         let rate = |value| Figure::new("rate", "rate", value, "/s", Better::Higher);
-        let (table, regressions) = render(&[rate(790.0)], &committed("rate", 1000.0), CPU);
-        assert_eq!(regressions.len(), 1, "{table}");
+        let (table, findings) = render(&[rate(790.0)], &committed("rate", 1000.0), CPU);
+        assert_eq!(findings.regressions.len(), 1, "{table}");
         assert!(table.contains("**regression -21 %**"), "{table}");
-        let (_, regressions) = render(&[rate(810.0)], &committed("rate", 1000.0), CPU);
-        assert!(regressions.is_empty());
+        let (_, findings) = render(&[rate(810.0)], &committed("rate", 1000.0), CPU);
+        assert!(findings.regressions.is_empty());
 
         let time = |value| Figure::new("time", "time", value, "ms", Better::Lower);
-        let (table, regressions) = render(&[time(1.3)], &committed("time", 1.0), CPU);
-        assert_eq!(regressions.len(), 1, "{table}");
-        let (table, regressions) = render(&[time(0.5)], &committed("time", 1.0), CPU);
-        assert!(regressions.is_empty());
+        let (table, findings) = render(&[time(1.3)], &committed("time", 1.0), CPU);
+        assert_eq!(findings.regressions.len(), 1, "{table}");
+        let (table, findings) = render(&[time(0.5)], &committed("time", 1.0), CPU);
+        assert!(findings.regressions.is_empty());
         assert!(table.contains("+100 %"), "half the time is twice as good: {table}");
     }
 
     #[test]
     fn a_ratio_better_than_its_ideal_is_noise_not_a_gain_to_defend() {
         let growth = |value| Figure::new("g", "growth", value, "×", Better::Lower).target(1.2).saturating_at(1.0);
-        let (table, regressions) = render(&[growth(1.04)], &committed("g", 0.79), CPU);
-        assert!(regressions.is_empty(), "0.79× then 1.04× is flat both times: {table}");
-        let (table, regressions) = render(&[growth(1.3)], &committed("g", 0.79), CPU);
-        assert_eq!(regressions.len(), 1, "1.3× is 30 % slower than flat: {table}");
+        let (table, findings) = render(&[growth(1.04)], &committed("g", 0.79), CPU);
+        assert!(findings.regressions.is_empty(), "0.79× then 1.04× is flat both times: {table}");
+        let (table, findings) = render(&[growth(1.3)], &committed("g", 0.79), CPU);
+        assert_eq!(findings.regressions.len(), 1, "1.3× is 30 % slower than flat: {table}");
     }
 
     #[test]
@@ -327,5 +382,24 @@ mod tests {
         );
         let json: Committed = serde_json::from_str(&to_json(&figures, "abc", "today", CPU)).unwrap();
         assert_eq!(json.figures.len(), 4, "an unmeasured figure is not committed as a number");
+    }
+
+    #[test]
+    fn a_figure_better_than_its_limit_reference_says_the_reference_is_not_a_limit() {
+        let figures = [
+            Figure::new("a", "answers", 3500.0, "/s", Better::Higher).reference(3000.0).target(3000.0),
+            Figure::new("p", "page", 0.8, "ms", Better::Lower).reference(0.9),
+            Figure::new("r", "rss", 16.0, "KiB", Better::Lower).reference(18.0),
+            Figure::new("g", "pg answers", 900.0, "/s", Better::Higher).comparison(3000.0),
+            Figure::new("f", "fast poll", 900.0, "/s", Better::Higher).reference(1000.0),
+        ];
+        let (table, findings) = render(&figures, &Committed::default(), CPU);
+        assert!(table.contains("| answers | 3500/s | 3000/s | **reference is not a limit** (117 %) |"), "{table}");
+        assert!(table.contains("| page | 0.80 ms | 0.90 ms | **reference is not a limit** (0.9×) |"), "{table}");
+        // Neither a rate nor a time, nor a limit beside it, nor beaten: as before.
+        assert!(table.contains("| rss | 16.0 KiB | 18.0 KiB | 0.9× |"), "{table}");
+        assert!(table.contains("| pg answers | 900/s | 3000/s | 30 % |"), "{table}");
+        assert!(table.contains("| fast poll | 900/s | 1000/s | 90 % |"), "{table}");
+        assert_eq!(findings.not_limits.len(), 2, "{table}");
     }
 }

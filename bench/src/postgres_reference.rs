@@ -1,0 +1,185 @@
+//! The PostgreSQL limit reference: a bare axum server on sqlx's `PgPool`, on Tourguide's schema in
+//! a database of its own on the same cluster, each request in the fewest statements that give
+//! Tourguide's result, in a process of its own (`bench --postgres-reference …`), reached with the
+//! client Tourguide's loads use:
+//!
+//! - answer, two statements: one joined read of the session, the conversation and its run's pause;
+//!   one write, Tourguide's own (the guarded UPDATE, the line, the job, the audit row and its
+//!   outbox row, and the NOTIFY other processes hear, as CTEs of one statement).
+//! - fast poll, one statement: Tourguide's own (session, user, conversation, count).
+//! - full poll, one statement: Tourguide's own (the session, the conversation, its transcript and
+//!   files as JSON arrays and its draft), decoded and serialised again through typed structs.
+//!
+//! The pool has Tourguide's size and gives a connection out as it is (no ping before each
+//! statement: Tourguide's own pool pings only a connection idle for half a second).
+
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Form, Json, Router};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use sqlx::Row;
+
+use crate::reference_data::{
+    self, answer_entry, bind_entry, session_token, AnswerForm, AttachmentOut, ConversationOut, MessageOut, PollForm,
+    PollOut, Seeding, ANSWER_UPDATE, POLL_HEAD,
+};
+
+/// The flag that makes the bench binary serve this reference instead of measuring.
+pub const FLAG: &str = "--postgres-reference";
+/// Tourguide's PostgreSQL pool size (`db`'s `POOL_SIZE`).
+const POOL_SIZE: u32 = 8;
+
+/// The session `$1` (live at `$2`) joined to its user's conversation `$3`, if it waits on a
+/// question, and that question's run: an answer's reads in one statement.
+const ANSWER_READ: &str = "SELECT s.user_id, c.run_id, r.suspended_state
+     FROM sessions s JOIN conversations c ON c.user_id = s.user_id JOIN runs r ON r.id = c.run_id
+     WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3 AND c.status = 'awaiting_input'";
+
+/// The statement `Store::record_answer` runs on PostgreSQL: the guarded UPDATE (`$1`–`$7`), then
+/// as CTEs reading the claimed row the line (`$8`–`$13`), the job (`$14`), the audit row
+/// (`$15`–`$25`, the store's own text) and its outbox row (`$26`, `$27`), and the NOTIFY.
+// TODO(shared SQL): the statement `guarded_statement` (server/src/store.rs) builds for
+// `Store::record_answer` (Message, Job, Audit, Announce), exposed as a pub function.
+fn answer_statement() -> String {
+    let (audit, _) =
+        server::store::sqlite_audit_statements(15, "FROM conversations c WHERE c.id IN (SELECT id FROM claimed)", "");
+    format!(
+        "WITH claimed AS ({} RETURNING id),
+         w0 AS (INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
+             SELECT id, $8, $9, $10, $11, $12, $13 FROM claimed RETURNING id),
+         w1 AS (INSERT INTO jobs (conversation_id, kind, created_at) SELECT id, 'turn', $14 FROM claimed),
+         w2 AS ({audit} RETURNING *),
+         w2_out AS (INSERT INTO webhook_outbox (event_id, kind, audit_id, created_at) SELECT $26, $27, a.id, a.at FROM w2 a)
+         SELECT COUNT(*), string_agg(pg_notify('tourguide_changed', id)::text, '') FROM claimed",
+        ANSWER_UPDATE
+    )
+}
+
+/// Tourguide's full poll on PostgreSQL (`$4` the renderer version).
+// TODO(shared SQL): `PG_POLL_WHOLE` (server/src/store.rs), as a pub constant.
+const POLL_WHOLE: &str = "SELECT c.id, c.user_id, c.title, c.status, c.error_code, c.run_id, c.approval_decision,
+         c.approval_turn_digest, c.pending_input, c.approval_deny_reason, c.skill, c.page_id, c.updated_at,
+         c.approved_through, c.approval_decided_by, c.recorded_at_ms, c.approval_message, c.approval_edits,
+         c.approval_policy, u.id AS account_id, u.username, u.language, u.role, u.may_approve_own,
+         (SELECT COALESCE(json_agg(m ORDER BY m.id), '[]') FROM (SELECT id, role,
+             CASE WHEN html IS NOT NULL AND html_version = $4 THEN '' ELSE content END AS content, notice, html,
+             html_version FROM messages WHERE conversation_id = c.id) m) AS messages,
+         (SELECT COALESCE(json_agg(a ORDER BY a.id), '[]') FROM (SELECT id, message_id, file_name, kind, size, truncated
+             FROM attachments WHERE conversation_id = c.id) a) AS attachments,
+         (SELECT draft_key FROM drafts WHERE conversation_id = c.id) AS draft_key,
+         (SELECT content FROM drafts WHERE conversation_id = c.id) AS draft_content
+     FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
+     WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3";
+
+#[derive(Clone)]
+struct Server {
+    pool: PgPool,
+    answer: &'static str,
+}
+
+async fn answer(State(server): State<Server>, headers: HeaderMap, Form(form): Form<AnswerForm>) -> StatusCode {
+    let result: Result<StatusCode, sqlx::Error> = async {
+        let read: Option<(i64, String, Option<String>)> = sqlx::query_as(ANSWER_READ)
+            .bind(session_token(&headers))
+            .bind(db::now())
+            .bind(&form.conversation_id)
+            .fetch_optional(&server.pool)
+            .await?;
+        let Some((user, run, Some(_pause))) = read else { return Ok(StatusCode::CONFLICT) };
+        let (now, id) = (db::now(), form.conversation_id.as_str());
+        let query = sqlx::query(sqlx::AssertSqlSafe(server.answer))
+            .bind("input")
+            .bind(&form.digest)
+            .bind(&form.choice)
+            .bind(now)
+            .bind(id)
+            .bind(user)
+            .bind(db::now_ms())
+            .bind("user")
+            .bind(&form.choice)
+            .bind("input_answer")
+            .bind(now)
+            .bind(None::<String>)
+            .bind(None::<i64>)
+            .bind(now);
+        let query = bind_entry!(query, &answer_entry(user, &form.choice), &run, now, true);
+        let claimed: i64 = query.fetch_one(&server.pool).await?.try_get(0)?;
+        Ok(if claimed == 1 { StatusCode::OK } else { StatusCode::CONFLICT })
+    }
+    .await;
+    result.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+async fn poll_whole(pool: &PgPool, token: &str, id: &str) -> Result<Option<PollOut>, sqlx::Error> {
+    let row = sqlx::query(POLL_WHOLE)
+        .bind(token)
+        .bind(db::now())
+        .bind(id)
+        .bind(server::markdown::RENDERER_VERSION)
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else { return Ok(None) };
+    let sqlx::types::Json(messages): sqlx::types::Json<Vec<MessageOut>> = row.try_get("messages")?;
+    let sqlx::types::Json(attachments): sqlx::types::Json<Vec<AttachmentOut>> = row.try_get("attachments")?;
+    let status: String = row.try_get("status")?;
+    let total = i64::try_from(messages.len()).expect("a count");
+    let conversation = ConversationOut {
+        id: id.to_string(),
+        title: row.try_get("title")?,
+        status: status.clone(),
+        messages,
+        attachments,
+        draft: row.try_get("draft_content")?,
+    };
+    Ok(Some(PollOut { status, total, conversation: Some(conversation) }))
+}
+
+async fn poll(State(server): State<Server>, headers: HeaderMap, Form(form): Form<PollForm>) -> Response {
+    let token = session_token(&headers);
+    let result: Result<Option<PollOut>, sqlx::Error> = async {
+        if form.after > 0 {
+            let head = sqlx::query(POLL_HEAD).bind(&token).bind(db::now()).bind(&form.id).fetch_optional(&server.pool);
+            let Some(head) = head.await? else { return Ok(None) };
+            let (status, total): (String, i64) = (head.try_get("status")?, head.try_get("message_count")?);
+            if status == "processing" && total == form.after {
+                return Ok(Some(PollOut { status, total, conversation: None }));
+            }
+        }
+        poll_whole(&server.pool, &token, &form.id).await
+    }
+    .await;
+    match result {
+        Ok(Some(out)) => Json(out).into_response(),
+        Ok(None) => StatusCode::UNAUTHORIZED.into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// Seeds the database named by the arguments (through Tourguide's own `db`), then serves on a
+/// `PgPool` until killed; prints `listens on ADDRESS` once it accepts connections.
+pub fn serve() {
+    let seeding = Seeding::from_args();
+    reference_data::serve(async move || {
+        let db = db::Db::open_postgres(&seeding.database).await.expect("the reference database");
+        reference_data::seed(&db, seeding.answers, seeding.polled, seeding.long).await;
+        db.close().await;
+        let options: PgConnectOptions = seeding.database.parse().expect("a PostgreSQL URL");
+        let pool = PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .test_before_acquire(false)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options)
+            .await
+            .expect("the reference connects");
+        let statement: &'static str = Box::leak(answer_statement().into_boxed_str());
+        Router::new()
+            .route("/api/login", post(reference_data::login))
+            .route("/api/answer", post(answer))
+            .route("/api/poll", post(poll))
+            .with_state(Server { pool, answer: statement })
+    });
+}
