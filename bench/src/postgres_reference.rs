@@ -60,20 +60,7 @@ fn answer_statement() -> String {
 }
 
 /// Tourguide's full poll on PostgreSQL (`$4` the renderer version).
-// TODO(shared SQL): `PG_POLL_WHOLE` (server/src/store.rs), as a pub constant.
-const POLL_WHOLE: &str = "SELECT c.id, c.user_id, c.title, c.status, c.error_code, c.run_id, c.approval_decision,
-         c.approval_turn_digest, c.pending_input, c.approval_deny_reason, c.skill, c.page_id, c.updated_at,
-         c.approved_through, c.approval_decided_by, c.recorded_at_ms, c.approval_message, c.approval_edits,
-         c.approval_policy, u.id AS account_id, u.username, u.language, u.role, u.may_approve_own,
-         (SELECT COALESCE(json_agg(m ORDER BY m.id), '[]') FROM (SELECT id, role,
-             CASE WHEN html IS NOT NULL AND html_version = $4 THEN '' ELSE content END AS content, notice, html,
-             html_version FROM messages WHERE conversation_id = c.id) m) AS messages,
-         (SELECT COALESCE(json_agg(a ORDER BY a.id), '[]') FROM (SELECT id, message_id, file_name, kind, size, truncated
-             FROM attachments WHERE conversation_id = c.id) a) AS attachments,
-         (SELECT draft_key FROM drafts WHERE conversation_id = c.id) AS draft_key,
-         (SELECT content FROM drafts WHERE conversation_id = c.id) AS draft_content
-     FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id
-     WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3";
+use server::store::PG_POLL_WHOLE as POLL_WHOLE;
 
 #[derive(Clone)]
 struct Server {

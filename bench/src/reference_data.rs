@@ -143,20 +143,10 @@ pub fn page_html(titles: &[(String, String)], messages: &[MessageOut]) -> String
 
 /// A poll's fast-path statement: Tourguide's `Store::poll_head` SQL, so the two cannot drift.
 /// `$1` the session's hash, `$2` now, `$3` the conversation.
-// TODO(shared SQL): `Store::poll_head`'s `SQL` (server/src/store.rs), exposed as a pub item.
-pub const POLL_HEAD: &str = "SELECT c.status, c.updated_at, c.approval_decision IS NOT NULL AS recorded, \
-     u.id AS account_id, u.username, u.language, u.role, u.may_approve_own, \
-     (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count \
-     FROM sessions s JOIN users u ON u.id = s.user_id JOIN conversations c ON c.user_id = u.id \
-     WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3";
+pub use server::store::POLL_HEAD;
 
 /// `Store::record_answer`'s guarded UPDATE.
-// TODO(shared SQL): `Store::record_answer`'s UPDATE (server/src/store.rs), as a pub constant.
-pub const ANSWER_UPDATE: &str = "UPDATE conversations
-     SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
-         pending_input = $3, approval_deny_reason = NULL, error_code = NULL, updated_at = $4,
-         recorded_at_ms = $7
-     WHERE id = $5 AND user_id = $6 AND status = 'awaiting_input' AND run_id IS NOT NULL";
+pub use server::store::ANSWER_UPDATE;
 
 /// The entry an answer from the chat records (`audit::answer_entry`: the tool and the answer; the
 /// question is on the run's `waiting` row); its run is the reference's own, not a UUID.

@@ -143,27 +143,7 @@ macro_rules! owned_through_session {
 
 /// Tourguide's full poll on SQLite: the head, then the messages, files and draft of a conversation
 /// the session's user owns, in one batch (`$4` the renderer version).
-// TODO(shared SQL): `SQLITE_POLL_WHOLE` (server/src/store.rs), as a pub constant.
-const POLL_WHOLE: &str = concat!(
-    "BEGIN; SELECT 0 AS part, c.id, c.user_id, c.title, c.status, c.error_code, c.run_id, c.approval_decision,
-         c.approval_turn_digest, c.pending_input, c.approval_deny_reason, c.skill, c.page_id, c.updated_at,
-         c.approved_through, c.approval_decided_by, c.recorded_at_ms, c.approval_message, c.approval_edits,
-         c.approval_policy, u.id AS account_id, u.username, u.language, u.role, u.may_approve_own",
-    owned_through_session!(),
-    ";
-     SELECT 1 AS part, id, role, CASE WHEN html IS NOT NULL AND html_version = $4 THEN '' ELSE content END AS content,
-         notice, html, html_version FROM messages WHERE conversation_id = $3 AND EXISTS (SELECT 1",
-    owned_through_session!(),
-    ") ORDER BY id;
-     SELECT 2 AS part, id, message_id, file_name, kind, size, truncated FROM attachments
-         WHERE conversation_id = $3 AND EXISTS (SELECT 1",
-    owned_through_session!(),
-    ") ORDER BY id;
-     SELECT 3 AS part, draft_key, content FROM drafts WHERE conversation_id = $3 AND EXISTS (SELECT 1",
-    owned_through_session!(),
-    ");
-     COMMIT;"
-);
+use server::store::SQLITE_POLL_WHOLE as POLL_WHOLE;
 
 async fn poll_whole(db: &Db, token: &str, id: &str) -> Result<Option<PollOut>, db::DbError> {
     let query = sqlx::query(POLL_WHOLE).bind(token).bind(db::now()).bind(id).bind(server::markdown::RENDERER_VERSION);

@@ -57,10 +57,10 @@ mod page_head;
 pub use page_head::{PageHead, PageShows};
 
 mod snapshot;
-pub use snapshot::{ConversationSnapshot, PollHead};
+pub use snapshot::{ConversationSnapshot, PollHead, PG_POLL_WHOLE, POLL_HEAD, SQLITE_POLL_WHOLE};
 
 mod turns;
-pub use turns::{Decision, Settle, StartTurn};
+pub use turns::{Decision, Settle, StartTurn, ANSWER_UPDATE};
 
 mod drafts;
 

@@ -226,7 +226,7 @@ const PG_SNAPSHOT: &str = concat!(
 /// [`SQLITE_SNAPSHOT`] for a poll: the conversation only if `$1` is the hash of a live session
 /// of its owner (`$2` now, `$3` the conversation, `$4` the renderer version), read with that
 /// session's user, so a client that shows nothing yet gets everything in one round trip.
-const SQLITE_POLL_WHOLE: &str = concat!(
+pub const SQLITE_POLL_WHOLE: &str = concat!(
     "BEGIN; ",
     poll_head!(),
     ";
@@ -250,12 +250,21 @@ const SQLITE_POLL_WHOLE: &str = concat!(
 
 /// [`SQLITE_POLL_WHOLE`] on PostgreSQL, in one statement: the session's user, the conversation
 /// and its snapshot ([`pg_snapshot_parts`]).
-const PG_POLL_WHOLE: &str = concat!(
+pub const PG_POLL_WHOLE: &str = concat!(
     "SELECT ",
     conversation_columns!(),
     ", ",
     session_user_columns!(),
     pg_snapshot_parts!("$4"),
+    owned_through_session!()
+);
+
+/// [`Store::poll_head`]'s one statement (`$1` the session's hash, `$2` now, `$3` the conversation);
+/// public for the bench's limit references, which run the same SQL.
+pub const POLL_HEAD: &str = concat!(
+    "SELECT c.status, c.updated_at, c.approval_decision IS NOT NULL AS recorded, ",
+    session_user_columns!(),
+    ", (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count",
     owned_through_session!()
 );
 
@@ -308,12 +317,7 @@ impl Store {
     /// and back; and on SQLite not even that one: the statement runs on the request's own thread
     /// ([`db::Here`]), which halves a fast poll's cost.
     pub async fn poll_head(&self, token_hash: &str, id: &str) -> Result<Option<PollHead>, StoreError> {
-        const SQL: &str = concat!(
-            "SELECT c.status, c.updated_at, c.approval_decision IS NOT NULL AS recorded, ",
-            session_user_columns!(),
-            ", (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count",
-            owned_through_session!()
-        );
+        const SQL: &str = POLL_HEAD;
         let row: Option<PollHeadRow> = match self.db.here() {
             Some(here) => {
                 let parameters = db::rusqlite::named_params! { "$1": token_hash, "$2": now(), "$3": id };

@@ -44,6 +44,13 @@ pub enum StartTurn {
     Busy,
 }
 
+/// [`Store::record_answer`]'s guarded UPDATE; public for the bench's limit references.
+pub const ANSWER_UPDATE: &str = "UPDATE conversations
+     SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
+         pending_input = $3, approval_deny_reason = NULL, error_code = NULL, updated_at = $4,
+         recorded_at_ms = $7
+     WHERE id = $5 AND user_id = $6 AND status = 'awaiting_input' AND run_id IS NOT NULL";
+
 impl Store {
     /// Claims the conversation for a new turn, stores the user's message and queues the job, all
     /// or nothing. `expected` is the status the caller read; if it changed meanwhile nothing happens.
@@ -222,11 +229,7 @@ impl Store {
         let then: Vec<Then<'_>> = line.into_iter().chain([job, Then::Audit(entry), Then::Announce]).collect();
         self.guarded(
             conversation_id,
-            "UPDATE conversations
-             SET status = 'processing', approval_decision = $1, approval_turn_digest = $2,
-                 pending_input = $3, approval_deny_reason = NULL, error_code = NULL, updated_at = $4,
-                 recorded_at_ms = $7
-             WHERE id = $5 AND user_id = $6 AND status = 'awaiting_input' AND run_id IS NOT NULL",
+            ANSWER_UPDATE,
             &[
                 Arg::Text(PendingDecision::Input.as_str()),
                 Arg::Text(digest),
