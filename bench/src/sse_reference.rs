@@ -1,8 +1,8 @@
 //! The limit reference for event streams: a bare axum SSE fan-out. `GET /events` sends `ready`,
 //! then `changed` whenever `POST /send` is called, through one `tokio::sync::broadcast` channel;
 //! nothing else (no session, no database, no conversation). It runs as a process of its own
-//! (`bench --sse-reference`), on the server binary's allocator, off transparent huge pages as the
-//! server is, and two worker threads, so its memory can be read from `/proc` as the server's is.
+//! (`bench --sse-reference`), on the server binary's allocator and settings, so its memory can be
+//! read from `/proc` as the server's is.
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -37,16 +37,12 @@ async fn send(State(changes): State<broadcast::Sender<()>>) {
     let _ = changes.send(());
 }
 
-/// Serves until killed; prints `listens on ADDRESS` once it accepts connections.
+/// Serves until killed; prints `listens on ADDRESS` once it accepts connections. On the references'
+/// one setup (`reference_data::serve`: the server's runtime threads, transparent huge pages off,
+/// TCP_NODELAY, which the server sets too and without which each event waits for the last one's ACK).
 pub fn serve() {
-    #[cfg(target_os = "linux")]
-    rustix::thread::disable_transparent_huge_pages(true).expect("the kernel takes PR_SET_THP_DISABLE");
-    let executor = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    executor.block_on(async {
+    crate::reference_data::serve(async || {
         let (changes, _) = broadcast::channel(16);
-        let app = Router::new().route("/events", get(events)).route("/send", post(send)).with_state(changes);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!("listens on http://{}", listener.local_addr().unwrap());
-        axum::serve(listener, app).await.unwrap();
+        Router::new().route("/events", get(events)).route("/send", post(send)).with_state(changes)
     });
 }
