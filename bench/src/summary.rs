@@ -216,7 +216,9 @@ pub fn render(figures: &[Figure], committed: &Committed, cpu: &str) -> (String, 
          A figure better than its limit reference's (a rate above it, a time below it) is no win: it reads \
          **reference is not a limit**, since the reference then does more than the least work for the same \
          result, and the bench exits non-zero. *Nor the reference*: the bare server misses the target as well, so no cut of Tourguide's overhead can meet \
-         it on this machine; only doing less work than the reference would. \
+         it on this machine; only doing less work than the reference would. Some targets are a share or a \
+         multiple of the reference (answers ≥ 50 %, full poll ≥ 75 %, the page ≤ 4×, memory held ≤ 1.1×, \
+         PostgreSQL ≥ 80 %: see each section); the column shows its value in this run. \
          *Committed*: {since}; a figure more than {:.0} % worse than it is marked **regression**.\n\n",
         REGRESSION * 100.0
     ));

@@ -12,6 +12,11 @@ use crate::report::{mib, Report};
 use crate::stats::{millis, ms, Sample};
 use crate::summary::{Better, Figure};
 
+/// How much more of the streams' memory than the reference may still be held a second after they
+/// closed: both keep nearly all of it (mimalloc returns a thread's freed pages when it next
+/// allocates), and the share moves by several points from run to run.
+const KEPT_MARGIN: f64 = 1.1;
+
 const STREAMS: usize = 1_000;
 /// Streams being opened at once.
 const OPENING: usize = 50;
@@ -265,7 +270,7 @@ pub async fn memory_and_event_streams(
                 "%",
                 Better::Lower,
             )
-            .target(bare.kept_after_close().unwrap_or(100.0)),
+            .target(KEPT_MARGIN * bare.kept_after_close().unwrap_or(100.0)),
         ));
     }
     report.figure(
@@ -282,7 +287,7 @@ pub async fn memory_and_event_streams(
                 "%",
                 Better::Lower,
             )
-            .target(bare.kept_after_close().unwrap_or(100.0)),
+            .target(KEPT_MARGIN * bare.kept_after_close().unwrap_or(100.0)),
         ));
     }
     report.figure(

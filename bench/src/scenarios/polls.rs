@@ -116,7 +116,10 @@ pub async fn poll_throughput(
     report.figure(
         Figure::new("full_poll_per_s", "full poll (101 messages)", full.rate(), "/s", Better::Higher)
             .reference(bare_full.rate())
-            .target(5_000.0),
+            // A share of the reference (issue 41): the reference runs the same batch and writes
+            // the same JSON, Tourguide adds the session's handling and its server function;
+            // 5,000/s, the target before, was met on our own SQLite pool (see the answers).
+            .target(0.75 * bare_full.rate()),
     );
     report.figure(Figure::new("fast_poll_cpu_us", "server CPU per fast poll", fast_cpu, "µs", Better::Lower));
     report.figure(Figure::new("full_poll_cpu_us", "server CPU per full poll", full_cpu, "µs", Better::Lower));

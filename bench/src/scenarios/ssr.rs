@@ -119,7 +119,10 @@ pub async fn ssr_of_a_long_conversation(
             Better::Lower,
         )
         .reference(millis(bare.p50()))
-        .target(1.5),
+        // A multiple of the reference (issue 41), which writes the page as one string: Tourguide
+        // renders it with Leptos, with hydration data and the header's parts; 1.5 ms, the target
+        // before, was met on our own SQLite pool against a reference inside the bench's process.
+        .target(4.0 * millis(bare.p50())),
     );
     report.line(&format!(
         "\nThe server's CPU time (user + system, `/proc`) over Tourguide's turns: {cpu_per_page:.0} µs per page."
