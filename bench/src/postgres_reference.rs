@@ -24,7 +24,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::Row;
 
 use crate::reference_data::{
-    self, answer_entry, bind_entry, session_token, AnswerForm, AttachmentOut, ConversationOut, MessageOut, PollForm,
+    self, answer_entry, bind_entry, session_token, AnswerForm, Attachment, ConversationOut, MessageOut, PollForm,
     PollOut, Seeding, ANSWER_UPDATE, POLL_HEAD,
 };
 
@@ -111,7 +111,7 @@ async fn poll_whole(pool: &PgPool, token: &str, id: &str) -> Result<Option<PollO
         .await?;
     let Some(row) = row else { return Ok(None) };
     let sqlx::types::Json(messages): sqlx::types::Json<Vec<MessageOut>> = row.try_get("messages")?;
-    let sqlx::types::Json(attachments): sqlx::types::Json<Vec<AttachmentOut>> = row.try_get("attachments")?;
+    let sqlx::types::Json(attachments): sqlx::types::Json<Vec<Attachment>> = row.try_get("attachments")?;
     let status: String = row.try_get("status")?;
     let total = i64::try_from(messages.len()).expect("a count");
     let conversation = ConversationOut {

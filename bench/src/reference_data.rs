@@ -90,15 +90,8 @@ pub struct MessageOut {
     pub html: Option<String>,
 }
 
-#[derive(sqlx::FromRow, Serialize, Deserialize)]
-pub struct AttachmentOut {
-    pub id: i64,
-    pub message_id: Option<i64>,
-    pub file_name: String,
-    pub kind: String,
-    pub size: i64,
-    pub truncated: bool,
-}
+/// A file of a message as the full poll carries it: the store's own row type.
+pub use server::store::Attachment;
 
 #[derive(Serialize)]
 pub struct ConversationOut {
@@ -106,7 +99,7 @@ pub struct ConversationOut {
     pub title: String,
     pub status: String,
     pub messages: Vec<MessageOut>,
-    pub attachments: Vec<AttachmentOut>,
+    pub attachments: Vec<Attachment>,
     pub draft: Option<String>,
 }
 

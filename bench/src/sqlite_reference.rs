@@ -26,7 +26,7 @@ use db::{Db, Location};
 use sqlx::{FromRow, Row};
 
 use crate::reference_data::{
-    self, answer_entry, bind_entry, session_token, Answer, AnswerForm, AttachmentOut, ConversationOut, MessageOut,
+    self, answer_entry, bind_entry, session_token, Answer, AnswerForm, Attachment, ConversationOut, MessageOut,
     PageQuery, PollForm, PollOut, Seeding, ANSWER_UPDATE, POLL_HEAD,
 };
 
@@ -153,7 +153,7 @@ async fn poll_whole(db: &Db, token: &str, id: &str) -> Result<Option<PollOut>, d
         match row.try_get::<i64, _>("part")? {
             0 => head = Some((row.try_get::<String, _>("title")?, row.try_get::<String, _>("status")?)),
             1 => messages.push(MessageOut::from_row(row)?),
-            2 => attachments.push(AttachmentOut::from_row(row)?),
+            2 => attachments.push(Attachment::from_row(row)?),
             _ => draft = Some(row.try_get("content")?),
         }
     }

@@ -17,7 +17,7 @@ pub struct NewAttachment<'a> {
 
 /// A stored attachment, without its bytes. `message_id` is `None` while it waits for the next
 /// message.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow, serde::Serialize, serde::Deserialize)]
 pub struct Attachment {
     pub id: i64,
     pub message_id: Option<i64>,
