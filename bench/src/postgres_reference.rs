@@ -1,4 +1,5 @@
-//! The PostgreSQL limit reference: a bare axum server on sqlx's `PgPool`, on Tourguide's schema in
+//! The PostgreSQL limit reference: a bare axum server on sqlx's connections in `deadpool`'s pool
+//! (what Tourguide's `db::PgConnections` is: one round trip a statement), on Tourguide's schema in
 //! a database of its own on the same cluster, each request in the fewest statements that give
 //! Tourguide's result, in a process of its own (`bench --postgres-reference …`), reached with the
 //! client Tourguide's loads use:
@@ -10,8 +11,11 @@
 //! - full poll, one statement: Tourguide's own (the session, the conversation, its transcript and
 //!   files as JSON arrays and its draft), decoded and serialised again through typed structs.
 //!
-//! The pool has Tourguide's size and gives a connection out as it is (no ping before each
-//! statement: Tourguide's own pool pings only a connection idle for half a second).
+//! The pool is Tourguide's: its size, its manager (`db::PgManager`: a connection goes back as it
+//! is, and one unused for half a second is pinged before it serves again), each statement on a
+//! connection of its own taken for it, as Tourguide's stores take them. Not sqlx's `PgPool`: that
+//! pings each connection as it goes back, two round trips a statement, which Tourguide no longer
+//! pays, so it was no limit (bench/RESULTS.md of 2026-12-06).
 
 use std::time::Duration;
 
@@ -20,7 +24,8 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Form, Json, Router};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use deadpool::managed::{Object, Pool, QueueMode};
+use sqlx::postgres::{PgConnectOptions, PgConnection};
 use sqlx::Row;
 
 use crate::reference_data::{
@@ -31,7 +36,7 @@ use crate::reference_data::{
 /// The flag that makes the bench binary serve this reference instead of measuring.
 pub const FLAG: &str = "--postgres-reference";
 /// Tourguide's PostgreSQL pool size (`db`'s `POOL_SIZE`).
-const POOL_SIZE: u32 = 8;
+const POOL_SIZE: usize = 8;
 
 /// The session `$1` (live at `$2`) joined to its user's conversation `$3`, if it waits on a
 /// question, and that question's run: an answer's reads in one statement.
@@ -62,6 +67,13 @@ fn answer_statement() -> String {
 /// Tourguide's full poll on PostgreSQL (`$4` the renderer version).
 use server::store::PG_POLL_WHOLE as POLL_WHOLE;
 
+type PgPool = Pool<db::PgManager>;
+
+/// A connection for one statement.
+async fn connection(pool: &PgPool) -> Result<Object<db::PgManager>, sqlx::Error> {
+    pool.get().await.map_err(|error| sqlx::Error::Protocol(error.to_string()))
+}
+
 #[derive(Clone)]
 struct Server {
     pool: PgPool,
@@ -74,7 +86,7 @@ async fn answer(State(server): State<Server>, headers: HeaderMap, Form(form): Fo
             .bind(session_token(&headers))
             .bind(db::now())
             .bind(&form.conversation_id)
-            .fetch_optional(&server.pool)
+            .fetch_optional(&mut *connection(&server.pool).await? as &mut PgConnection)
             .await?;
         let Some((user, run, Some(_pause))) = read else { return Ok(StatusCode::CONFLICT) };
         let (now, id) = (db::now(), form.conversation_id.as_str());
@@ -94,7 +106,7 @@ async fn answer(State(server): State<Server>, headers: HeaderMap, Form(form): Fo
             .bind(None::<i64>)
             .bind(now);
         let query = bind_entry!(query, &answer_entry(user, &form.choice), &run, now, true);
-        let claimed: i64 = query.fetch_one(&server.pool).await?.try_get(0)?;
+        let claimed: i64 = query.fetch_one(&mut *connection(&server.pool).await? as &mut PgConnection).await?.try_get(0)?;
         Ok(if claimed == 1 { StatusCode::OK } else { StatusCode::CONFLICT })
     }
     .await;
@@ -107,7 +119,7 @@ async fn poll_whole(pool: &PgPool, token: &str, id: &str) -> Result<Option<PollO
         .bind(db::now())
         .bind(id)
         .bind(server::markdown::RENDERER_VERSION)
-        .fetch_optional(pool)
+        .fetch_optional(&mut *connection(pool).await? as &mut PgConnection)
         .await?;
     let Some(row) = row else { return Ok(None) };
     let sqlx::types::Json(messages): sqlx::types::Json<Vec<MessageOut>> = row.try_get("messages")?;
@@ -129,8 +141,10 @@ async fn poll(State(server): State<Server>, headers: HeaderMap, Form(form): Form
     let token = session_token(&headers);
     let result: Result<Option<PollOut>, sqlx::Error> = async {
         if form.after > 0 {
-            let head = sqlx::query(POLL_HEAD).bind(&token).bind(db::now()).bind(&form.id).fetch_optional(&server.pool);
-            let Some(head) = head.await? else { return Ok(None) };
+            let mut checkout = connection(&server.pool).await?;
+            let head = sqlx::query(POLL_HEAD).bind(&token).bind(db::now()).bind(&form.id);
+            let Some(head) = head.fetch_optional(&mut *checkout as &mut PgConnection).await? else { return Ok(None) };
+            drop(checkout);
             let (status, total): (String, i64) = (head.try_get("status")?, head.try_get("message_count")?);
             if status == "processing" && total == form.after {
                 return Ok(Some(PollOut { status, total, conversation: None }));
@@ -146,8 +160,8 @@ async fn poll(State(server): State<Server>, headers: HeaderMap, Form(form): Form
     }
 }
 
-/// Seeds the database named by the arguments (through Tourguide's own `db`), then serves on a
-/// `PgPool` until killed; prints `listens on ADDRESS` once it accepts connections.
+/// Seeds the database named by the arguments (through Tourguide's own `db`), then serves on
+/// Tourguide's pool until killed; prints `listens on ADDRESS` once it accepts connections.
 pub fn serve() {
     let seeding = Seeding::from_args();
     reference_data::serve(async move || {
@@ -155,13 +169,14 @@ pub fn serve() {
         reference_data::seed(&db, seeding.answers, seeding.polled, seeding.long).await;
         db.close().await;
         let options: PgConnectOptions = seeding.database.parse().expect("a PostgreSQL URL");
-        let pool = PgPoolOptions::new()
-            .max_connections(POOL_SIZE)
-            .test_before_acquire(false)
-            .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options)
-            .await
-            .expect("the reference connects");
+        let pool = Pool::builder(db::PgManager(options))
+            .max_size(POOL_SIZE)
+            .queue_mode(QueueMode::Lifo)
+            .runtime(deadpool::Runtime::Tokio1)
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .build()
+            .expect("a runtime is set");
+        drop(connection(&pool).await.expect("the reference connects"));
         let statement: &'static str = Box::leak(answer_statement().into_boxed_str());
         Router::new()
             .route("/api/login", post(reference_data::login))

@@ -9,6 +9,7 @@ mod memory;
 mod outbox;
 mod polls;
 mod postgres;
+mod round_trips;
 mod shared;
 mod ssr;
 mod streaming;

@@ -38,6 +38,9 @@ pub struct Figure {
     pub saturation: Option<f64>,
 }
 
+/// The unit of a count of round trips to the database: a whole number, shown bare.
+pub const ROUND_TRIPS: &str = "round trips";
+
 impl Figure {
     pub fn new(key: &'static str, name: impl Into<String>, value: f64, unit: &'static str, better: Better) -> Figure {
         Figure {
@@ -87,8 +90,9 @@ impl Figure {
     fn beats_its_limit(&self) -> bool {
         let timed = matches!(self.unit, "ms" | "µs");
         let rate = self.unit == "/s";
+        let counted = self.unit == ROUND_TRIPS;
         match (self.value, self.reference) {
-            (Some(value), Some(reference)) if self.limit && (timed || rate) => match self.better {
+            (Some(value), Some(reference)) if self.limit && (timed || rate || counted) => match self.better {
                 Better::Higher => value > reference,
                 Better::Lower => value < reference,
             },
@@ -177,6 +181,9 @@ impl Committed {
 }
 
 pub fn number(value: f64, unit: &str) -> String {
+    if unit == ROUND_TRIPS {
+        return format!("{value:.0}");
+    }
     let digits = match value.abs() {
         v if v >= 100.0 => 0,
         v if v >= 10.0 => 1,

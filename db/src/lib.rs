@@ -22,7 +22,7 @@ mod postgres;
 mod wire;
 pub use connections::{in_background, Checkout, Connections, Tx};
 pub use here::{rusqlite, Here};
-pub use postgres::{PgCheckout, PgConnections, PgTx, CHECKED_AFTER_IDLE};
+pub use postgres::{Manager as PgManager, PgCheckout, PgConnections, PgTx, CHECKED_AFTER_IDLE};
 pub use wire::RoundTrips;
 
 /// Connections per pool. PostgreSQL's and SQLite's readers; SQLite's writes have one connection of

@@ -1,48 +1,62 @@
 //! The PostgreSQL connections of a process, handed out for one statement, one transaction or one
-//! request at a time: [`crate::Connections`]' counterpart for PostgreSQL.
+//! request at a time: [`crate::Connections`]' counterpart for PostgreSQL, on `deadpool`'s pool.
 //!
 //! Why not sqlx's `PgPool`: as a connection goes back it pings it (sqlx-core's `return_to_pool`,
 //! unconditional, not configurable in 0.9), a Sync and a wait for ReadyForQuery, so every pooled
-//! statement cost two round trips to the database, and a request's every statement one more
-//! (counted on the wire in `server/tests/it/round_trips.rs`). A connection here goes back as it
-//! is: what a cancelled statement left (rows on their way, its ReadyForQuery) is read and dropped
-//! by sqlx before the next user's statement (`wait_until_ready` at the start of each command), and
-//! a transaction dropped unended queues its ROLLBACK on the connection ahead of the next user's
-//! statement, so nothing needs flushing when it comes back. The ping stays where it is a real
-//! health check: before handing out a connection idle for [`CHECKED_AFTER_IDLE`] or longer
-//! (HikariCP's rule), so one broken while it sat (a database restart) is replaced before a request
-//! meets it.
+//! statement costs two round trips to the database, and a request's every statement one more
+//! (counted on the wire in `server/tests/it/round_trips.rs`). `deadpool` leaves the check to the
+//! manager below, and a connection goes back as it is: what a cancelled statement left (rows on
+//! their way, its ReadyForQuery) is read and dropped by sqlx before the next user's statement
+//! (`wait_until_ready` at the start of each command), and a transaction dropped unended queues its
+//! ROLLBACK on the connection ahead of the next user's statement, so nothing needs flushing. The
+//! ping stays where it is a real health check: before handing out a connection unused for
+//! [`CHECKED_AFTER_IDLE`] or longer (HikariCP's rule), so one broken while it sat (a database
+//! restart) is replaced before a request meets it.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use deadpool::managed::{self, Metrics, Object, PoolError, QueueMode, RecycleResult};
 use sqlx::pool::PoolConnection;
 use sqlx::postgres::{
     PgConnectOptions, PgConnection, PgListener, PgPool, PgPoolOptions, PgTransactionManager, Postgres,
 };
 use sqlx::{ConnectOptions, Connection, SqlSafeStr, SqlStr};
 use sqlx_core::transaction::TransactionManager;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// A connection idle this long is pinged before it is handed out; one used more recently is taken
-/// as it is (HikariCP's `aliveBypassWindowMs`, 500 ms).
+/// A connection unused this long is pinged before it is handed out; one used more recently is
+/// taken as it is (HikariCP's `aliveBypassWindowMs`, 500 ms).
 pub const CHECKED_AFTER_IDLE: Duration = Duration::from_millis(500);
 /// How long a statement waits for a connection before it fails, as with sqlx's pool.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Up to `size` connections to one PostgreSQL database, opened when first needed. Cheap to clone.
-#[derive(Clone)]
-pub struct PgConnections(Arc<Shared>);
+/// How `deadpool` opens and checks our connections.
+#[derive(Debug)]
+pub struct Manager(pub PgConnectOptions);
 
-struct Shared {
-    options: PgConnectOptions,
-    /// Each with the moment it came back; the most recently used is taken first, so a quiet
-    /// process keeps using a few warm connections (their prepared statements) and lets the
-    /// others sit.
-    idle: Mutex<Vec<(PgConnection, Instant)>>,
-    permits: Arc<Semaphore>,
-    size: u32,
+impl managed::Manager for Manager {
+    type Type = PgConnection;
+    type Error = sqlx::Error;
+
+    async fn create(&self) -> Result<PgConnection, sqlx::Error> {
+        self.0.connect().await
+    }
+
+    async fn recycle(&self, connection: &mut PgConnection, metrics: &Metrics) -> RecycleResult<sqlx::Error> {
+        // `last_used` counts from the previous checkout, so a connection held long is checked too.
+        if metrics.last_used() >= CHECKED_AFTER_IDLE {
+            connection.ping().await?;
+        }
+        Ok(())
+    }
+}
+
+/// Up to `size` connections to one PostgreSQL database, opened when first needed; the most
+/// recently used is taken first, so a quiet process keeps using a few warm connections (their
+/// prepared statements) and lets the others sit. Cheap to clone.
+#[derive(Clone)]
+pub struct PgConnections {
+    pool: managed::Pool<Manager>,
     /// sqlx's own pool in place of ours (`TOURGUIDE_PG_POOL=sqlx`, see [`PgConnections::open_sqlx`]),
     /// for the bench's side-by-side comparison.
     sqlx: Option<PgPool>,
@@ -50,98 +64,63 @@ struct Shared {
 
 impl std::fmt::Debug for PgConnections {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter
-            .debug_struct("PgConnections")
-            .field("size", &self.0.size)
-            .field("available", &self.0.permits.available_permits())
-            .finish()
+        formatter.debug_struct("PgConnections").field("status", &self.pool.status()).finish()
+    }
+}
+
+fn sqlx_error(error: PoolError<sqlx::Error>) -> sqlx::Error {
+    match error {
+        PoolError::Backend(error) => error,
+        PoolError::Timeout(_) => sqlx::Error::PoolTimedOut,
+        PoolError::Closed => sqlx::Error::PoolClosed,
+        other => sqlx::Error::Configuration(other.to_string().into()),
     }
 }
 
 impl PgConnections {
+    fn new(options: PgConnectOptions, size: u32, sqlx: Option<PgPool>) -> PgConnections {
+        let pool = managed::Pool::builder(Manager(options))
+            .max_size(size.max(1) as usize)
+            .queue_mode(QueueMode::Lifo)
+            .runtime(deadpool::Runtime::Tokio1)
+            .wait_timeout(Some(ACQUIRE_TIMEOUT))
+            .build()
+            .expect("a runtime is set for the timeout");
+        PgConnections { pool, sqlx }
+    }
+
     /// A pool of at most `size` connections; one is opened now, so a database that cannot be
     /// reached fails here and not at the first statement.
     pub async fn open(options: PgConnectOptions, size: u32) -> Result<PgConnections, sqlx::Error> {
-        let first = options.connect().await?;
-        let size = size.max(1);
-        Ok(PgConnections(Arc::new(Shared {
-            options,
-            idle: Mutex::new(vec![(first, Instant::now())]),
-            permits: Arc::new(Semaphore::new(size as usize)),
-            size,
-            sqlx: None,
-        })))
+        let connections = PgConnections::new(options, size, None);
+        drop(connections.pool.get().await.map_err(sqlx_error)?);
+        Ok(connections)
     }
 
     /// The same on sqlx's `PgPool`, configured as well as it allows (no test before a checkout,
     /// connections kept open); it pings each connection as it goes back. For the bench's
     /// comparison (bench/RESULTS.md, "What the own pieces win").
     pub async fn open_sqlx(options: PgConnectOptions, size: u32) -> Result<PgConnections, sqlx::Error> {
-        let size = size.max(1);
         let pool = PgPoolOptions::new()
-            .max_connections(size)
+            .max_connections(size.max(1))
             .test_before_acquire(false)
             .idle_timeout(None)
             .max_lifetime(None)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options.clone())
             .await?;
-        Ok(PgConnections(Arc::new(Shared {
-            options,
-            idle: Mutex::new(Vec::new()),
-            permits: Arc::new(Semaphore::new(size as usize)),
-            size,
-            sqlx: Some(pool),
-        })))
+        Ok(PgConnections::new(options, size, Some(pool)))
     }
 
     /// A connection of this pool, for as long as the checkout lives; waits while all are out.
-    /// Holding one for a whole request spares nothing on the wire any more (the release costs
-    /// nothing), but keeps the request's statements in order on one session.
+    /// Holding one for a whole request spares nothing on the wire (the release costs nothing),
+    /// but keeps the request's statements in order on one session.
     pub async fn acquire(&self) -> Result<PgCheckout, sqlx::Error> {
-        if let Some(pool) = &self.0.sqlx {
-            let pooled = pool.acquire().await?;
-            return Ok(PgCheckout {
-                connection: None,
-                pooled: Some(pooled),
-                shared: self.0.clone(),
-                broken: false,
-                _permit: None,
-            });
-        }
-        let permit = match self.0.permits.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(tokio::sync::TryAcquireError::NoPermits) => {
-                tokio::time::timeout(ACQUIRE_TIMEOUT, self.0.permits.clone().acquire_owned())
-                    .await
-                    .map_err(|_| sqlx::Error::PoolTimedOut)?
-                    .map_err(|_| sqlx::Error::PoolClosed)?
-            }
-            Err(tokio::sync::TryAcquireError::Closed) => return Err(sqlx::Error::PoolClosed),
+        let checkout = match &self.sqlx {
+            Some(pool) => Checkout::Sqlx(pool.acquire().await?),
+            None => Checkout::Ours(Some(self.pool.get().await.map_err(sqlx_error)?)),
         };
-        loop {
-            let idle = self.0.idle.lock().unwrap_or_else(PoisonError::into_inner).pop();
-            let Some((mut connection, since)) = idle else { break };
-            if since.elapsed() < CHECKED_AFTER_IDLE || connection.ping().await.is_ok() {
-                return Ok(PgCheckout {
-                    connection: Some(connection),
-                    pooled: None,
-                    shared: self.0.clone(),
-                    broken: false,
-                    _permit: Some(permit),
-                });
-            }
-            // A broken connection is dropped; the next idle one, or a new one, serves instead.
-            let _ = connection.close_hard().await;
-        }
-        let connection = self.0.options.connect().await?;
-        Ok(PgCheckout {
-            connection: Some(connection),
-            pooled: None,
-            shared: self.0.clone(),
-            broken: false,
-            _permit: Some(permit),
-        })
+        Ok(PgCheckout { checkout, broken: false })
     }
 
     /// A transaction on a connection of this pool (`BEGIN`).
@@ -156,41 +135,46 @@ impl PgConnections {
 
     /// A `LISTEN` connection of its own, beside the pool (it stays out for the process's life).
     pub async fn listener(&self) -> Result<PgListener, sqlx::Error> {
-        let pool = PgPoolOptions::new().max_connections(1).connect_lazy_with(self.0.options.clone());
+        let pool = PgPoolOptions::new().max_connections(1).connect_lazy_with(self.pool.manager().0.clone());
         PgListener::connect_with(&pool).await
     }
 
     /// Refuses further checkouts and closes the idle connections; one that is out is dropped when
     /// it comes back.
     pub async fn close(&self) {
-        if let Some(pool) = &self.0.sqlx {
+        if let Some(pool) = &self.sqlx {
             pool.close().await;
         }
-        self.0.permits.close();
-        let idle = std::mem::take(&mut *self.0.idle.lock().unwrap_or_else(PoisonError::into_inner));
-        for (connection, _) in idle {
+        let idle = self.pool.retain(|_, _| false).removed;
+        self.pool.close();
+        for connection in idle {
             let _ = connection.close().await;
         }
     }
+
+    /// How many connections the pool holds, out or idle (for tests).
+    pub fn size(&self) -> usize {
+        self.pool.status().size
+    }
+}
+
+enum Checkout {
+    Ours(Option<Object<Manager>>),
+    Sqlx(PoolConnection<Postgres>),
 }
 
 /// A connection taken from [`PgConnections`]; it goes back, as it is, when this is dropped.
 pub struct PgCheckout {
-    connection: Option<PgConnection>,
-    /// In place of `connection` on sqlx's pool.
-    pooled: Option<PoolConnection<Postgres>>,
-    shared: Arc<Shared>,
+    checkout: Checkout,
     /// Set when a statement on it failed as a broken connection does: it is closed, not returned.
     broken: bool,
-    // Dropped after `drop` has put the connection back, so whoever it wakes finds it.
-    _permit: Option<OwnedSemaphorePermit>,
 }
 
 impl crate::executor::Discard for PgCheckout {
     fn discard(&mut self) {
-        match &mut self.pooled {
-            Some(pooled) => pooled.close_on_drop(),
-            None => self.broken = true,
+        match &mut self.checkout {
+            Checkout::Sqlx(pooled) => pooled.close_on_drop(),
+            Checkout::Ours(_) => self.broken = true,
         }
     }
 }
@@ -199,27 +183,29 @@ impl Deref for PgCheckout {
     type Target = PgConnection;
 
     fn deref(&self) -> &PgConnection {
-        match &self.pooled {
-            Some(pooled) => pooled,
-            None => self.connection.as_ref().expect("a checkout holds its connection until dropped"),
+        match &self.checkout {
+            Checkout::Sqlx(pooled) => pooled,
+            Checkout::Ours(object) => object.as_ref().expect("a checkout holds its connection until dropped"),
         }
     }
 }
 
 impl DerefMut for PgCheckout {
     fn deref_mut(&mut self) -> &mut PgConnection {
-        match &mut self.pooled {
-            Some(pooled) => pooled,
-            None => self.connection.as_mut().expect("a checkout holds its connection until dropped"),
+        match &mut self.checkout {
+            Checkout::Sqlx(pooled) => pooled,
+            Checkout::Ours(object) => object.as_mut().expect("a checkout holds its connection until dropped"),
         }
     }
 }
 
 impl Drop for PgCheckout {
     fn drop(&mut self) {
-        let Some(connection) = self.connection.take() else { return };
-        if !self.shared.permits.is_closed() && !self.broken {
-            self.shared.idle.lock().unwrap_or_else(PoisonError::into_inner).push((connection, Instant::now()));
+        if let (Checkout::Ours(object), true) = (&mut self.checkout, self.broken) {
+            // Out of the pool for good (its slot is freed); the socket closes as it drops.
+            if let Some(object) = object.take() {
+                drop(Object::take(object));
+            }
         }
     }
 }
@@ -374,7 +360,7 @@ mod tests {
         assert!(!waiting.is_finished(), "the statement waits while the only connection is out");
         drop(held);
         assert_eq!(waiting.await.unwrap().unwrap(), 1);
-        assert_eq!(pool.0.idle.lock().unwrap().len(), 1, "one connection served both");
+        assert_eq!(pool.size(), 1, "one connection served both");
         pool.close().await;
     }
 }

@@ -27,7 +27,7 @@ pub struct Asked {
 }
 
 /// `count` conversations, each parked on a question of its own, set up `concurrency` at a time.
-async fn asked(client: &Client, count: usize, prefix: &str) -> Vec<Asked> {
+pub(super) async fn asked(client: &Client, count: usize, prefix: &str) -> Vec<Asked> {
     let results = Arc::new(tokio::sync::Mutex::new(Vec::with_capacity(count)));
     let (client_, results_, prefix) = (client.clone(), results.clone(), prefix.to_string());
     bounded(count, 8, move |i| {
@@ -45,7 +45,7 @@ async fn asked(client: &Client, count: usize, prefix: &str) -> Vec<Asked> {
     Arc::try_unwrap(results).ok().unwrap().into_inner()
 }
 
-async fn answer(client: &Client, asked: &Asked) {
+pub(super) async fn answer(client: &Client, asked: &Asked) {
     answer_as(client, "answer", asked).await;
 }
 

@@ -216,8 +216,8 @@ pub async fn postgres_side_by_side(
              worker (as on SQLite), and two web processes and a separate worker process (the {CONCURRENCY} clients \
              spread over both web processes); each layout on a database of its own, all on the same two cores as \
              the database server and the load generator. **Limit reference** on PostgreSQL, measured in the same \
-             run: a bare axum server on sqlx's `PgPool` (Tourguide's pool size, no ping before a statement), in a \
-             process of its own, on a database of its own on the same cluster, sent the same forms by the same \
+             run: a bare axum server on sqlx's connections in Tourguide's pool (`deadpool`'s, with `db::PgManager`: \
+             one round trip a statement, see the round trips below), in a process of its own, on a database of its own on the same cluster, sent the same forms by the same \
              client, each request in the fewest statements that give Tourguide's result, in Tourguide's own SQL \
              where that is already so (`bench/src/postgres_reference.rs`): answer 2 (one joined read of the session, \
              the conversation and its run's pause; one write with the line, the job, the audit and outbox rows and \
@@ -334,6 +334,7 @@ pub async fn postgres_side_by_side(
     for (key, name, value) in cpu_figures {
         report.figure(Figure::new(key, name, value, "µs", Better::Lower));
     }
+    super::round_trips::round_trips(report, &start, &scratch).await;
     if let Some(carried) = &two.carried {
         report.figure(
             Figure::new(
