@@ -24,23 +24,34 @@ struct Counts {
     full: (u64, u64),
     answer: (u64, u64),
     page: Option<(u64, u64)>,
+    /// The worker's, per answered run it carried on (Tourguide only).
+    continuation: Option<f64>,
 }
 
 /// Tourguide's web process on the database through the proxy, its worker (asking the questions
 /// answered here and carrying the answered runs on) beside it, straight to the database: the
 /// counts are the requests' own.
 async fn tourguide(start: &impl AsyncFn(&str, Role) -> ServerProcess, url: &str) -> Counts {
-    let worker = start(url, Role::Worker).await;
+    let worker_proxy = RoundTrips::proxy(url).await.expect("the counting proxy listens");
+    let worker = start(&worker_proxy.url(url), Role::Worker).await;
     let proxy = RoundTrips::proxy(url).await.expect("the counting proxy listens");
     let web = start(&proxy.url(url), Role::Web).await;
     let client = Client::signed_in(&web.base, "demo").await;
     let questions = asked(&client, TRIES, "round-trips-").await;
     let polled = polled_conversation(&web, &client).await;
     let known = (POLLED_HISTORY + 1).to_string();
+    let fast = proxy.of(TRIES, |_| poll(&client, &polled, &known)).await;
+    let full = proxy.of(TRIES, |_| poll(&client, &polled, "0")).await;
+    worker_proxy.settle().await;
+    let before = worker_proxy.count();
+    let answered = proxy.of(TRIES, |time| answer(&client, &questions[time])).await;
+    worker_proxy.settle().await;
+    let continuation = Some((worker_proxy.count() - before) as f64 / TRIES as f64);
     let counts = Counts {
-        fast: proxy.of(TRIES, |_| poll(&client, &polled, &known)).await,
-        full: proxy.of(TRIES, |_| poll(&client, &polled, "0")).await,
-        answer: proxy.of(TRIES, |time| answer(&client, &questions[time])).await,
+        fast,
+        full,
+        answer: answered,
+        continuation,
         page: Some(
             proxy
                 .of(TRIES, |_| async {
@@ -76,6 +87,7 @@ async fn reference(url: &str) -> Counts {
             })
             .await,
         page: None,
+        continuation: None,
     };
     reference.stop().await;
     counts
@@ -94,9 +106,12 @@ pub async fn round_trips(
         "\n**Round trips to PostgreSQL per request**, counted on the wire: a proxy between the process and the \
          database (`db::RoundTrips`) counts each Sync and each simple Query the process sends (a statement, a \
          prepare, a ping: each waits for the server's ReadyForQuery). Tourguide's web process (its worker beside \
-         it, straight to the database) and the limit reference, each request sent {TRIES} times one at a time on \
+         it) and the limit reference, each request sent {TRIES} times one at a time on \
          a quiet server; the count is the fewest, the most in brackets (a statement's first use on a connection \
-         prepares it). The same counts are a test (`server/tests/it/round_trips.rs`).\n"
+         prepares it). The same counts are a test (`server/tests/it/round_trips.rs`). The worker (through a \
+         proxy of its own) took {:.1} round trips per answered run it carried on, from its wake to the run's next \
+         stop.\n",
+        ours.continuation.unwrap_or_default()
     ));
     let cell = |(fewest, most): (u64, u64)| format!("{fewest} ({most})");
     let rows = [
