@@ -31,8 +31,20 @@ use report::Report;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The names `--only` takes.
-const SCENARIOS: [&str; 11] =
-    ["wasm", "memory", "continuation", "streaming", "browser", "load", "outbox", "poll", "first-load", "ssr", "growth"];
+const SCENARIOS: [&str; 12] = [
+    "wasm",
+    "memory",
+    "continuation",
+    "streaming",
+    "browser",
+    "load",
+    "outbox",
+    "poll",
+    "first-load",
+    "ssr",
+    "growth",
+    "round-trips",
+];
 
 /// Measures Tourguide against its limit references and writes the report.
 #[derive(clap::Parser)]
@@ -214,6 +226,20 @@ async fn measure() {
             }
             None => report.line("\n(No PostgreSQL server was given: `TOURGUIDE_TEST_POSTGRES` unset.)"),
         }
+    }
+    // `load` counts them too; alone, for trying a change to a request's statements.
+    if args.wants("round-trips") && !args.wants("load") {
+        eprintln!("round trips to PostgreSQL per request");
+        let start = async |url: &str, role| {
+            process::ServerProcess::spawn(&args.server, &args.site, url, &model_url, role).await
+        };
+        let scratch = async || {
+            db::scratch_postgres()
+                .await
+                .expect("a database on the bench's PostgreSQL server")
+                .expect("TOURGUIDE_TEST_POSTGRES")
+        };
+        scenarios::round_trips(&mut report, &start, &scratch).await;
     }
     report.line(&format!("\nServer RSS after the whole run: {} MiB.", server.rss_kib() / 1024));
     server.stop().await;

@@ -106,7 +106,8 @@ async fn answer(State(server): State<Server>, headers: HeaderMap, Form(form): Fo
             .bind(None::<i64>)
             .bind(now);
         let query = bind_entry!(query, &answer_entry(user, &form.choice), &run, now, true);
-        let claimed: i64 = query.fetch_one(&mut *connection(&server.pool).await? as &mut PgConnection).await?.try_get(0)?;
+        let claimed: i64 =
+            query.fetch_one(&mut *connection(&server.pool).await? as &mut PgConnection).await?.try_get(0)?;
         Ok(if claimed == 1 { StatusCode::OK } else { StatusCode::CONFLICT })
     }
     .await;

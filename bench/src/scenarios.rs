@@ -22,6 +22,7 @@ pub use memory::{memory_and_event_streams, PURGE_NOW};
 pub use outbox::outbox_cost;
 pub use polls::poll_throughput;
 pub use postgres::{postgres_side_by_side, Sqlite};
+pub use round_trips::round_trips;
 pub use shared::{LONG_CONVERSATION, POLLED_HISTORY, REFERENCE_ANSWERS};
 pub use ssr::ssr_of_a_long_conversation;
 pub use streaming::streaming;
