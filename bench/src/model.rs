@@ -125,8 +125,13 @@ async fn answer(model: Model, request: Value) -> Json<Value> {
             }
             reply(json!({ "role": "assistant", "content": format!("Thanks, noted: {content}") }))
         }
-        Some("user") if content.starts_with("hold") => {
-            // A turn that stays in flight, for polls of a working conversation.
+        // A turn that stays in flight, for polls of a working conversation; held wherever the
+        // line is, since the history the polls read may be written before the worker takes the
+        // turn (a worker in another process), and the model then sees it after the line.
+        _ if messages.iter().any(|message| {
+            message["role"] == "user" && message["content"].as_str().is_some_and(|text| text.starts_with("hold"))
+        }) =>
+        {
             std::future::pending::<()>().await;
             unreachable!()
         }

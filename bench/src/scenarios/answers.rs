@@ -23,7 +23,7 @@ const ANSWERS_SHARE: f64 = 0.5;
 pub struct Asked {
     id: String,
     digest: String,
-    tag: String,
+    pub(super) tag: String,
 }
 
 /// `count` conversations, each parked on a question of its own, set up `concurrency` at a time.

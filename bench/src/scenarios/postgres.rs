@@ -2,6 +2,7 @@
 //! and a worker), beside the PostgreSQL limit reference on the same cluster, and that reference
 //! beside the SQLite one: what the backend itself costs.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::model::Model;
@@ -9,10 +10,10 @@ use crate::process::{cpu_time_of, Client, Role, ServerProcess};
 use crate::reference::Reference;
 use crate::reference_data::{Answer, POLLED};
 use crate::report::Report;
-use crate::stats::{median, ms, runs_of, Load};
+use crate::stats::{bounded, median, ms, runs_of, Load};
 use crate::summary::{Better, Figure};
 
-use super::answers::{answer_load, reference_answer_load, Carried};
+use super::answers::{answer, answer_load, asked, reference_answer_load, Carried};
 use super::polls::{poll_load, FAST_POLLS, FULL_POLLS};
 use super::shared::{
     polled_conversation, CONCURRENCY, LONG_CONVERSATION, PG_REFERENCE_ANSWERS, POLLED_HISTORY, RUNS, THROUGHPUT_ANSWERS,
@@ -57,6 +58,7 @@ struct Layout {
     clients: Vec<Client>,
     database: String,
     polled: String,
+    url: String,
 }
 
 impl Layout {
@@ -71,7 +73,7 @@ impl Layout {
         }
         let web = processes.iter().find(|process| !process.base.is_empty()).expect("a web process");
         let polled = polled_conversation(web, &clients[0]).await;
-        Layout { processes, clients, database: database_of(url), polled }
+        Layout { processes, clients, database: database_of(url), polled, url: url.to_string() }
     }
 
     /// The CPU time of its processes and of the database's backends.
@@ -150,6 +152,38 @@ async fn run_layout(side: &mut Side, layout: &Layout, model: &Model, prefix: &st
     side.full_cpu += cpu().saturating_sub(before);
 }
 
+/// The answers alone on a web process whose worker is stopped while they are sent (the questions
+/// were asked with it running, and it carries the answered runs on after the load, before anything
+/// else is measured): what an answer costs Tourguide without its run's continuation, the work the
+/// reference does.
+async fn run_web_alone(
+    side: &mut Side,
+    layout: &mut Layout,
+    start: &impl AsyncFn(&str, Role) -> ServerProcess,
+    model: &Model,
+    prefix: &str,
+) {
+    let client = layout.clients[0].clone();
+    let questions = Arc::new(asked(&client, THROUGHPUT_ANSWERS, prefix).await);
+    let continued: Vec<_> = questions.iter().map(|question| model.continuation_of(&question.tag)).collect();
+    let worker = layout.processes.remove(0);
+    worker.stop().await;
+    let before = layout.cpu();
+    let answered = questions.clone();
+    let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
+        let (client, answered) = (client.clone(), answered.clone());
+        async move { answer(&client, &answered[i]).await }
+    })
+    .await;
+    side.answer_cpu += layout.cpu().saturating_sub(before);
+    side.answers.push(Load { sample, elapsed });
+    layout.processes.insert(0, start(&layout.url, Role::Worker).await);
+    for continuation in continued {
+        tokio::time::timeout(Duration::from_secs(120), continuation).await.expect("every run continues").unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
 async fn run_reference(side: &mut Side, reference: &Reference, database: &str, run: usize) {
     let cpu = || reference.cpu_time() + backends_cpu(database);
     let before = cpu();
@@ -189,24 +223,34 @@ pub async fn postgres_side_by_side(
     let (one_url, two_url, reference_url) = (scratch().await, scratch().await, scratch().await);
     let one = Layout::start(&start, &one_url, &[Role::Both]).await;
     let two = Layout::start(&start, &two_url, &[Role::Worker, Role::Web, Role::Web]).await;
+    let alone_url = scratch().await;
+    let mut alone = Layout::start(&start, &alone_url, &[Role::Worker, Role::Web]).await;
     let reference =
         Reference::postgres(&reference_url, PG_REFERENCE_ANSWERS, POLLED_HISTORY + 1, LONG_CONVERSATION).await;
     let reference_db = database_of(&reference_url);
-    let (mut ones, mut twos, mut bares) = (Side::default(), Side::default(), Side::default());
+    let (mut ones, mut twos, mut bares, mut alones) =
+        (Side::default(), Side::default(), Side::default(), Side::default());
     for run in 0..RUNS {
-        // In turns, each first in every third run, so none always meets the machine (and the
+        // In turns, each in another place in every run, so none always meets the machine (and the
         // cluster's checkpoints) as another has just left it.
-        for slot in 0..3 {
-            match (run + slot) % 3 {
+        for slot in 0..4 {
+            match (run + slot) % 4 {
                 0 => run_layout(&mut ones, &one, model, &format!("pg-one-{run}-")).await,
                 1 => run_layout(&mut twos, &two, model, &format!("pg-two-{run}-")).await,
+                2 => run_web_alone(&mut alones, &mut alone, &start, model, &format!("pg-alone-{run}-")).await,
                 _ => run_reference(&mut bares, &reference, &reference_db, run).await,
             }
         }
     }
     one.stop().await;
     two.stop().await;
+    alone.stop().await;
     reference.stop().await;
+    let alone_answers = {
+        let spread = runs_of(&alones.answers);
+        let cpu = alones.answer_cpu.as_secs_f64() * 1e6 / (RUNS * THROUGHPUT_ANSWERS) as f64;
+        (median(alones.answers), cpu, spread)
+    };
     let (one, two, bare) = (ones.medians(), twos.medians(), bares.medians());
 
     report.section(
@@ -253,6 +297,32 @@ pub async fn postgres_side_by_side(
             row("fast poll", sqlite.fast, 1, &|side| &side.fast),
             row("full poll", sqlite.full, 2, &|side| &side.full),
         ],
+    );
+    let (alone_load, alone_cpu, alone_spread) = &alone_answers;
+    report.line(&format!(
+        "\nAnswers on a web process alone (a layout of its own, a web process and a worker on a database of its \
+         own; the worker stopped while the answers are sent, started again after the load to carry the answered \
+         runs on before anything else is measured): what an answer itself costs Tourguide, the work the limit \
+         reference does, without the run's continuation, which takes the cores' time in the layouts above. {} \
+         ({} / {}), {alone_cpu:.0} µs of CPU an answer with its backends, against the reference's {} ({} / {}); \
+         all runs: {alone_spread}.",
+        alone_load.throughput(),
+        ms(alone_load.sample.p50()),
+        ms(alone_load.sample.p99()),
+        bare.answers.throughput(),
+        ms(bare.answers.sample.p50()),
+        ms(bare.answers.sample.p99()),
+    ));
+    report.figure(
+        Figure::new(
+            "pg_web_alone_answers_per_s",
+            "answers on PostgreSQL, a web process alone (its worker stopped: no continuation)",
+            alone_load.rate(),
+            "/s",
+            Better::Higher,
+        )
+        .reference(bare.answers.rate())
+        .target(TARGET_PCT / 100.0 * bare.answers.rate()),
     );
     let carried = |side: &Medians| {
         side.carried

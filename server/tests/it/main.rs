@@ -25,6 +25,7 @@ mod metrics;
 mod model_errors;
 mod outside;
 mod page_head;
+mod plans;
 mod previews;
 mod processes;
 mod questions;
