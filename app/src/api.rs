@@ -130,10 +130,11 @@ pub async fn answer(
     decline: Option<String>,
     run: Option<String>,
 ) -> Result<(), AppError> {
-    use crate::backend::{chat, fail, signed_in};
-    use crate::reader::request_lang;
+    use crate::backend::{chat, fail, session_token};
+    use crate::reader::browser_lang;
     use question::form::InputAnswer;
-    let user = signed_in()?;
+    // Its session is checked with the conversation it answers (`ANSWER_PATH`), not before.
+    let token = session_token().ok_or(AppError::Unauthenticated).map_err(fail)?;
     let declined = decline.is_some_and(|decline| !decline.is_empty());
     let given = (choice.filter(|c| !c.is_empty()), free_text.filter(|t| !t.is_empty()), fields, declined);
     let answer = match given {
@@ -149,8 +150,12 @@ pub async fn answer(
         _ => return Err(fail(AppError::AnswerNotOffered)),
     };
     match run.filter(|run| !run.is_empty()) {
-        Some(run) => chat()?.answer_run(&user, &conversation_id, &run, &digest, answer, request_lang()).await,
-        None => chat()?.answer(&user, &conversation_id, &digest, answer, request_lang()).await,
+        Some(run) => {
+            let user = chat()?.session_user(&token).await.map_err(fail)?;
+            let lang = user.language.unwrap_or_else(browser_lang);
+            chat()?.answer_run(&user, &conversation_id, &run, &digest, answer, lang).await
+        }
+        None => chat()?.answer(&token, &conversation_id, &digest, answer, browser_lang()).await,
     }
     .map_err(fail)
 }

@@ -63,14 +63,18 @@ pub trait ChatBackend: Send + Sync + 'static {
     async fn poll(&self, session_token: &str, id: &str, after: usize, browser_lang: Lang)
         -> Result<PollView, AppError>;
     async fn send_message(&self, user: &CurrentUser, id: &str, content: &str) -> Result<(), AppError>;
+    /// Answers the conversation's question. Like the poll it gets the session's token: the session
+    /// is checked in the read of the conversation and its run (`ANSWER_PATH`), one round trip.
     async fn answer(
         &self,
-        user: &CurrentUser,
+        session_token: &str,
         id: &str,
         digest: &str,
         answer: InputAnswer,
-        lang: Lang,
+        browser_lang: Lang,
     ) -> Result<(), AppError>;
+    /// The signed-in user of `session_token`, for a request whose session the middleware left to it.
+    async fn session_user(&self, session_token: &str) -> Result<CurrentUser, AppError>;
     async fn decide(
         &self,
         user: &CurrentUser,
@@ -237,6 +241,8 @@ pub fn audit() -> Result<Arc<dyn AuditBackend>, AppError> {
 /// `ChatBackend::poll` checks it in the same statement that reads the conversation, which makes
 /// the most frequent request one read instead of three.
 pub const POLL_PATH: &str = "/api/poll";
+/// The answer's server function, which checks its session itself, as the poll does.
+pub const ANSWER_PATH: &str = "/api/answer";
 
 /// The name of the session cookie; the server's middleware reads it, `login` writes it.
 pub const SESSION_COOKIE: &str = "tourguide_session";

@@ -10,7 +10,7 @@ use axum::http::{header, Method};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use app::backend::{session_token_in, CurrentUser, POLL_PATH};
+use app::backend::{session_token_in, CurrentUser, ANSWER_PATH, POLL_PATH};
 
 use crate::request_refusal::Refusal;
 use crate::store::{ConversationSnapshot, PageHead, PageShows, Role, SessionUser, Store};
@@ -101,7 +101,7 @@ pub async fn with_session(store: &Store, mut request: Request) -> Result<Request
             || path.starts_with("/pages/")
             || matches!(path, "/runs" | "/tools" | "/admin" | "/account" | "/audit"));
     let is_login = path == "/login";
-    let token = session_token_in(request.headers()).filter(|_| path != POLL_PATH);
+    let token = session_token_in(request.headers()).filter(|_| path != POLL_PATH && path != ANSWER_PATH);
     let read = match token {
         Some(token) if is_page => store
             .page_head(&token_hash(&token), page_shows(path))

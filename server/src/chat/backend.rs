@@ -13,6 +13,7 @@ use question::form::InputAnswer;
 
 use super::ChatService;
 use crate::audit::Surface;
+use crate::failures::internal;
 
 #[async_trait]
 impl ChatBackend for ChatService {
@@ -44,13 +45,19 @@ impl ChatBackend for ChatService {
 
     async fn answer(
         &self,
-        user: &CurrentUser,
+        session_token: &str,
         id: &str,
         digest: &str,
         answer: InputAnswer,
-        lang: Lang,
+        browser_lang: Lang,
     ) -> Result<(), AppError> {
-        self.answer_from(user, id, digest, answer, lang, Surface::Chat).await
+        self.answer_with_session(session_token, id, digest, answer, browser_lang).await
+    }
+
+    async fn session_user(&self, session_token: &str) -> Result<CurrentUser, AppError> {
+        let hash = crate::auth::token_hash(session_token);
+        let user = self.store.user_for_session(&hash).await.map_err(internal)?;
+        user.map(crate::auth::current_user).ok_or(AppError::Unauthenticated)
     }
 
     async fn decide(

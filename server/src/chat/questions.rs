@@ -151,6 +151,46 @@ impl ChatService {
         // The conversation and, on PostgreSQL, its run in one read.
         let read = self.store.conversation_with_run_of(user.id, id).await.map_err(internal)?;
         let (row, run) = read.ok_or(AppError::NotFound)?;
+        self.answer_read(user, row, run, digest, answer, lang, surface).await
+    }
+
+    /// An answer from the chat's server function: its session, the conversation and, on
+    /// PostgreSQL, its run in one read (`Store::answer_head`), so the answer costs that read and
+    /// its write. `browser_lang` is for a user who chose no language.
+    pub async fn answer_with_session(
+        &self,
+        session_token: &str,
+        id: &str,
+        digest: &str,
+        answer: InputAnswer,
+        browser_lang: Lang,
+    ) -> Result<(), AppError> {
+        let hash = crate::auth::token_hash(session_token);
+        let Some((user, row, run)) = self.store.answer_head(&hash, id).await.map_err(internal)? else {
+            // The rare path: tell an ended session (401) from a conversation that is not theirs.
+            return Err(match self.store.user_for_session(&hash).await.map_err(internal)? {
+                Some(_) => AppError::NotFound,
+                None => AppError::Unauthenticated,
+            });
+        };
+        let user = crate::auth::current_user(user);
+        let lang = user.language.unwrap_or(browser_lang);
+        self.answer_read(&user, row, run, digest, answer, lang, Surface::Chat).await
+    }
+
+    /// Checks and records an answer to the question of `row`, read with its run (`run`, on
+    /// PostgreSQL) for `user`.
+    #[allow(clippy::too_many_arguments)]
+    async fn answer_read(
+        &self,
+        user: &CurrentUser,
+        row: crate::conversation::Conversation,
+        run: Option<String>,
+        digest: &str,
+        answer: InputAnswer,
+        lang: Lang,
+        surface: Surface,
+    ) -> Result<(), AppError> {
         if row.status != ConversationStatus::AwaitingInput {
             return Err(AppError::NotAwaitingInput);
         }
@@ -168,13 +208,13 @@ impl ChatService {
         let entry = audit::answer_entry(&reply, &display, user.id, surface, run_id, &pause);
         let recorded = self
             .store
-            .record_answer(user.id, id, &pause.digest, &reply, Some(&display), &entry, pause.held_by.as_deref())
+            .record_answer(user.id, &row.id, &pause.digest, &reply, Some(&display), &entry, pause.held_by.as_deref())
             .await
             .map_err(internal)?;
         if !recorded {
             return Err(AppError::NotAwaitingInput);
         }
-        self.wake_announced(id);
+        self.wake_announced(&row.id);
         Ok(())
     }
 }

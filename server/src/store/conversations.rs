@@ -8,6 +8,8 @@ use uuid::Uuid;
 use super::args::Arg;
 use super::audit;
 use super::rows::{conversation_columns, select_conversations, status_of, ConversationRow, MessageRow};
+use super::snapshot::owned_through_session;
+use super::users::{session_user_columns, SessionUser};
 use super::{Store, StoreError};
 use crate::audit::Entry;
 use crate::conversation::{Conversation, ListedConversation, Message};
@@ -109,6 +111,37 @@ impl Store {
         let Some(row) = row else { return Ok(None) };
         let run: Option<String> = row.try_get("run")?;
         Ok(Some((Conversation::try_from(ConversationRow::from_row(&row)?)?, run)))
+    }
+
+    /// [`Store::conversation_with_run_of`] through a session: the session `token_hash`'s user,
+    /// if the session is live, with the conversation `id` if that user owns it, and on
+    /// PostgreSQL its run, in one statement (the chat's answer: its read in one round trip). None
+    /// when the session ended or the conversation is not the user's.
+    pub async fn answer_head(
+        &self,
+        token_hash: &str,
+        id: &str,
+    ) -> Result<Option<(SessionUser, Conversation, Option<String>)>, StoreError> {
+        const SQL: &str = concat!(
+            "SELECT ",
+            session_user_columns!(),
+            ", ",
+            conversation_columns!(),
+            ", ",
+            runtime::pg_run_json!("c.run_id"),
+            "::text AS run",
+            owned_through_session!()
+        );
+        let Db::Postgres(pool) = &self.db else {
+            let Some(user) = self.user_for_session(token_hash).await? else { return Ok(None) };
+            let conversation = self.conversation_of(user.id, id).await?;
+            return Ok(conversation.map(|conversation| (user, conversation, None)));
+        };
+        let row = sqlx::query(SQL).bind(token_hash).bind(now()).bind(id).fetch_optional(pool).await?;
+        let Some(row) = row else { return Ok(None) };
+        let run: Option<String> = row.try_get("run")?;
+        let user = SessionUser::from_row(&row)?;
+        Ok(Some((user, Conversation::try_from(ConversationRow::from_row(&row)?)?, run)))
     }
 
     pub async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {

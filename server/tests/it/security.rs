@@ -301,6 +301,15 @@ async fn a_missing_forged_or_revoked_session_is_refused_everywhere_and_changes_n
             .await
             .unwrap();
         assert_eq!(write.status(), 401, "{cookie:?}");
+        // The answer checks its session in its own read, as the poll does; from the inbox too.
+        for run in ["", "a-run"] {
+            let answer = with(plain.post(api("answer")))
+                .form(&[("conversation_id", id.as_str()), ("digest", "d"), ("choice", "\"yes\""), ("run", run)])
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 401, "{cookie:?} {run:?}");
+        }
         let page = with(plain.get(format!("{}/c/{id}", server.base))).send().await.unwrap();
         assert_eq!(page.status(), 303, "{cookie:?}");
         assert_eq!(page.headers()["location"], "/login");
