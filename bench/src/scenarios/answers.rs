@@ -249,10 +249,19 @@ pub async fn answer_throughput(
             .reference(reference.rate())
             .target(ANSWERS_SHARE * reference.rate()),
     );
+    // Beside the reference's p99, not under it as a limit: the 8 clients send as fast as each
+    // server answers, so the reference's tail is measured at nearly twice the rate, with twice the
+    // WAL checkpoints per second to stall on (its p99 was above Tourguide's in some runs).
     report.figure(
-        Figure::new("answers_p99_ms", "answers, p99", millis(load.sample.p99()), "ms", Better::Lower)
-            .reference(millis(reference.sample.p99()))
-            .target(20.0),
+        Figure::new(
+            "answers_p99_ms",
+            "answers, p99 (beside it: the reference's, at its own rate)",
+            millis(load.sample.p99()),
+            "ms",
+            Better::Lower,
+        )
+        .comparison(millis(reference.sample.p99()))
+        .target(20.0),
     );
     let carried_rate = carried.rate();
     report.line(&format!(
