@@ -2,6 +2,7 @@
 //! and a worker), beside the PostgreSQL limit reference on the same cluster, and that reference
 //! beside the SQLite one: what the backend itself costs.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,10 +29,10 @@ fn leak(key: String) -> &'static str {
     Box::leak(key.into_boxed_str())
 }
 
-/// The CPU time so far of the PostgreSQL backends serving `database` (their process titles name
+/// The CPU time so far of each PostgreSQL backend serving `database` (their process titles name
 /// it: `postgres: USER DATABASE HOST(PORT) STATE`); a backend that has ended is not counted.
-fn backends_cpu(database: &str) -> Duration {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Duration::ZERO };
+fn backends_cpu_each(database: &str) -> HashMap<u32, Duration> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return HashMap::new() };
     let needle = format!(" {database} ");
     entries
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
@@ -40,8 +41,19 @@ fn backends_cpu(database: &str) -> Duration {
             let title = String::from_utf8_lossy(&title);
             title.starts_with("postgres: ") && title.contains(&needle)
         })
-        .map(cpu_time_of)
-        .sum()
+        .map(|pid| (pid, cpu_time_of(pid)))
+        .collect()
+}
+
+/// Their sum.
+fn backends_cpu(database: &str) -> Duration {
+    backends_cpu_each(database).into_values().sum()
+}
+
+/// What the backends alive at `after` used since `before`: one that ended meanwhile (a stopped
+/// process's, still exiting at `before`) takes none of its past time away.
+fn backends_cpu_since(before: &HashMap<u32, Duration>, after: &HashMap<u32, Duration>) -> Duration {
+    after.iter().map(|(pid, cpu)| cpu.saturating_sub(before.get(pid).copied().unwrap_or_default())).sum()
 }
 
 /// The database's name in a PostgreSQL URL.
@@ -168,14 +180,16 @@ async fn run_web_alone(
     let continued: Vec<_> = questions.iter().map(|question| model.continuation_of(&question.tag)).collect();
     let worker = layout.processes.remove(0);
     worker.stop().await;
-    let before = layout.cpu();
+    let web_cpu = || layout.processes.iter().map(ServerProcess::cpu_time).sum::<Duration>();
+    let (before, backends_before) = (web_cpu(), backends_cpu_each(&layout.database));
     let answered = questions.clone();
     let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
         let (client, answered) = (client.clone(), answered.clone());
         async move { answer(&client, &answered[i]).await }
     })
     .await;
-    side.answer_cpu += layout.cpu().saturating_sub(before);
+    side.answer_cpu +=
+        web_cpu().saturating_sub(before) + backends_cpu_since(&backends_before, &backends_cpu_each(&layout.database));
     side.answers.push(Load { sample, elapsed });
     layout.processes.insert(0, start(&layout.url, Role::Worker).await);
     for continuation in continued {
