@@ -97,9 +97,11 @@ build_for_tests() {
   cargo build "${TEST_PACKAGES[@]}" --bins --tests --examples
 }
 
+# build_frontend [-p PACKAGE…]: other WASM packages built in the same invocation share its
+# dependencies' builds (scripts/test lints the bench's WASM reference so).
 build_frontend() {
   step "building the WASM frontend"
-  cargo build -p frontend --lib --target wasm32-unknown-unknown
+  cargo build -p frontend "$@" --lib --target wasm32-unknown-unknown
   step "generating the JS bindings"
   local stage="$ROOT/target/site-stage"
   rm -rf "$stage" && mkdir -p "$stage"
