@@ -30,7 +30,7 @@ use sqlx::Row;
 
 use crate::reference_data::{
     self, answer_entry, bind_entry, session_token, AnswerForm, Attachment, ConversationOut, MessageOut, PollForm,
-    PollOut, Seeding, ANSWER_UPDATE, POLL_HEAD,
+    PollOut, Seeding, POLL_HEAD,
 };
 
 /// The flag that makes the bench binary serve this reference instead of measuring.
@@ -44,24 +44,11 @@ const ANSWER_READ: &str = "SELECT s.user_id, c.run_id, r.suspended_state
      FROM sessions s JOIN conversations c ON c.user_id = s.user_id JOIN runs r ON r.id = c.run_id
      WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3 AND c.status = 'awaiting_input'";
 
-/// The statement `Store::record_answer` runs on PostgreSQL: the guarded UPDATE (`$1`–`$7`), then
-/// as CTEs reading the claimed row the line (`$8`–`$13`), the job (`$14`), the audit row
-/// (`$15`–`$25`, the store's own text) and its outbox row (`$26`, `$27`), and the NOTIFY.
-// TODO(shared SQL): the statement `guarded_statement` (server/src/store.rs) builds for
-// `Store::record_answer` (Message, Job, Audit, Announce), exposed as a pub function.
+/// The statement `Store::record_answer` runs on PostgreSQL, built by the store itself: the guarded
+/// UPDATE (`$1`–`$7`), then as CTEs reading the claimed row the line (`$8`–`$13`), the job (`$14`),
+/// the audit row (`$15`–`$25`) and its outbox row (`$26`, `$27`), and the NOTIFY.
 fn answer_statement() -> String {
-    let (audit, _) =
-        server::store::sqlite_audit_statements(15, "FROM conversations c WHERE c.id IN (SELECT id FROM claimed)", "");
-    format!(
-        "WITH claimed AS ({} RETURNING id),
-         w0 AS (INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
-             SELECT id, $8, $9, $10, $11, $12, $13 FROM claimed RETURNING id),
-         w1 AS (INSERT INTO jobs (conversation_id, kind, created_at) SELECT id, 'turn', $14 FROM claimed),
-         w2 AS ({audit} RETURNING *),
-         w2_out AS (INSERT INTO webhook_outbox (event_id, kind, audit_id, created_at) SELECT $26, $27, a.id, a.at FROM w2 a)
-         SELECT COUNT(*), string_agg(pg_notify('tourguide_changed', id)::text, '') FROM claimed",
-        ANSWER_UPDATE
-    )
+    server::store::pg_answer_statement(&answer_entry(0, "\"yes\""))
 }
 
 /// Tourguide's full poll on PostgreSQL (`$4` the renderer version).

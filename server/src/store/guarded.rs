@@ -79,6 +79,17 @@ impl Then<'_> {
     }
 }
 
+/// What the steps carry that is made before the statement: an assistant line's HTML (made once,
+/// so every reader gets it as stored) and each audit row's prepared values.
+pub(super) fn prepared(then: &[Then<'_>]) -> (Vec<Option<String>>, Vec<Option<audit::Prepared>>) {
+    let rendered = then.iter().map(Then::rendered).collect();
+    let audits = then
+        .iter()
+        .map(|step| if let Then::Audit(entry) = step { Some(audit::Prepared::of(entry)) } else { None })
+        .collect();
+    (rendered, audits)
+}
+
 /// `$first, $first+1, …`: `count` numbered placeholders.
 fn placeholders(first: usize, count: usize) -> String {
     (first..first + count).map(|n| format!("${n}")).collect::<Vec<_>>().join(", ")
@@ -109,7 +120,7 @@ fn message_args<'a>(
 /// each following write reading its conversation from it (so none happens unless the UPDATE hit),
 /// and the count of claimed rows as the answer. Returns the statement and the values to bind
 /// after the UPDATE's own `arg_count`.
-fn guarded_statement<'a>(
+pub(super) fn guarded_statement<'a>(
     update: &str,
     arg_count: usize,
     then: &[Then<'a>],
@@ -323,13 +334,7 @@ impl Store {
         then: &[Then<'_>],
     ) -> Result<bool, StoreError> {
         let at = now();
-        // An assistant line's HTML is made here, once, before the transaction: every reader then
-        // gets it as stored.
-        let rendered: Vec<Option<String>> = then.iter().map(Then::rendered).collect();
-        let audits: Vec<Option<audit::Prepared>> = then
-            .iter()
-            .map(|step| if let Then::Audit(entry) = step { Some(audit::Prepared::of(entry)) } else { None })
-            .collect();
+        let (rendered, audits) = prepared(then);
         match &self.db {
             Db::Sqlite(db::Sqlite { write: pool, .. }) => {
                 let (sql, extra) = guarded_batch(update, args.len(), conversation_id, then, &rendered, &audits, at);

@@ -220,13 +220,7 @@ impl Store {
         holder: Option<&str>,
     ) -> Result<bool, StoreError> {
         let encoded = reply.encode();
-        let line = display.map(|content| Then::Message {
-            role: MessageRole::User,
-            content,
-            notice: Some(Notice::InputAnswer),
-        });
-        let job = holder.map_or(Then::Job, Then::JobHeldBy);
-        let then: Vec<Then<'_>> = line.into_iter().chain([job, Then::Audit(entry), Then::Announce]).collect();
+        let then = answer_steps(display, entry, holder);
         self.guarded(
             conversation_id,
             ANSWER_UPDATE,
@@ -493,4 +487,24 @@ impl Store {
         )
         .await
     }
+}
+
+/// What an answer's guarded write does beside the update: its display line, the job (held by the
+/// worker holding the question's open call, if one does), the audit row, the NOTIFY.
+fn answer_steps<'a>(display: Option<&'a str>, entry: &'a Entry, holder: Option<&'a str>) -> Vec<Then<'a>> {
+    let line =
+        display.map(|content| Then::Message { role: MessageRole::User, content, notice: Some(Notice::InputAnswer) });
+    let job = holder.map_or(Then::Job, Then::JobHeldBy);
+    line.into_iter().chain([job, Then::Audit(entry), Then::Announce]).collect()
+}
+
+/// The statement [`Store::record_answer`] sends on PostgreSQL for an answer with its display line
+/// and no holder, `entry` its audit row: [`ANSWER_UPDATE`] (`$1`–`$7`), the line (`$8`–`$13`),
+/// the job (`$14`), the audit and outbox rows (`audit::statement_step`'s arguments from `$15`),
+/// the NOTIFY. Built as `record_answer` builds it, for the bench's PostgreSQL reference, which so
+/// cannot drift from it.
+pub fn pg_answer_statement(entry: &Entry) -> String {
+    let then = answer_steps(Some(""), entry, None);
+    let (rendered, audits) = super::guarded::prepared(&then);
+    super::guarded::guarded_statement(ANSWER_UPDATE, 7, &then, &rendered, &audits, 0).0
 }
