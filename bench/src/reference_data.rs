@@ -1,8 +1,9 @@
 //! What the SQLite and PostgreSQL limit references share: the rows they are seeded with, the
 //! forms they take, the JSON they answer with, and the SQL they run where Tourguide's is already
-//! the least that gives the same result (copied until the server's store exposes it; see the
-//! `TODO(shared SQL)` notes). Both references are bare axum servers in a process of their own
-//! (`sqlite_reference`, `postgres_reference`), reached with the client Tourguide's loads use.
+//! the least that gives the same result (the store's own statements and builders, or copied where
+//! it does not expose them yet: the `TODO(shared SQL)` notes). Both references are bare axum
+//! servers in a process of their own (`sqlite_reference`, `postgres_reference`), reached with the
+//! client Tourguide's loads use.
 
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -137,9 +138,6 @@ pub fn page_html(titles: &[(String, String)], messages: &[MessageOut]) -> String
 /// A poll's fast-path statement: Tourguide's `Store::poll_head` SQL, so the two cannot drift.
 /// `$1` the session's hash, `$2` now, `$3` the conversation.
 pub use server::store::POLL_HEAD;
-
-/// `Store::record_answer`'s guarded UPDATE.
-pub use server::store::ANSWER_UPDATE;
 
 /// The entry an answer from the chat records (`audit::answer_entry`: the tool and the answer; the
 /// question is on the run's `waiting` row); its run is the reference's own, not a UUID.

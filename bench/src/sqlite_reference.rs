@@ -27,7 +27,7 @@ use sqlx::{FromRow, Row};
 
 use crate::reference_data::{
     self, answer_entry, bind_entry, session_token, Answer, AnswerForm, Attachment, ConversationOut, MessageOut,
-    PageQuery, PollForm, PollOut, Seeding, ANSWER_UPDATE, POLL_HEAD,
+    PageQuery, PollForm, PollOut, Seeding, POLL_HEAD,
 };
 
 /// The flag that makes the bench binary serve this reference instead of measuring.
@@ -39,35 +39,18 @@ const ANSWER_READ: &str = "SELECT s.user_id, c.run_id, r.suspended_state
      FROM sessions s JOIN conversations c ON c.user_id = s.user_id JOIN runs r ON r.id = c.run_id
      WHERE s.token_hash = $1 AND s.expires_at > $2 AND c.id = $3 AND c.status = 'awaiting_input'";
 
-/// The batch `Store::record_answer` sends to the writer, for `work`: the guarded UPDATE (`$1`–`$7`),
-/// the claim (`$8`), the line (`$9`–`$14`), the job (`$15`), then the audit row and its outbox row
-/// in the store's own text from `$16` on.
-// TODO(shared SQL): the batch `guarded_batch` (server/src/store.rs) builds for
-// `Store::record_answer`'s UPDATE and steps (Message, Job, Audit), exposed as a pub function.
+/// The batch `Store::record_answer` sends to the writer for `work`, built by the store itself
+/// (`server::store::sqlite_answer_batch`), so the two cannot drift: the guarded UPDATE
+/// (`$1`–`$7`), the claim (`$8`), the line (`$9`–`$14`), the job (`$15`), then the audit row and its
+/// outbox row from `$16` on.
 fn answer_batch(work: Answer) -> String {
-    let mut sql = format!(
-        "CREATE TEMP TABLE IF NOT EXISTS claimed (id TEXT NOT NULL);
-         BEGIN;
-         DELETE FROM temp.claimed;
-         {ANSWER_UPDATE};
-         INSERT INTO temp.claimed (id) SELECT $8 WHERE changes() = 1;
-         INSERT INTO messages (conversation_id, role, content, notice, created_at, html, html_version)
-             SELECT id, $9, $10, $11, $12, $13, $14 FROM temp.claimed;
-         INSERT INTO jobs (conversation_id, kind, created_at) SELECT id, 'turn', $15 FROM temp.claimed;"
-    );
-    if work != Answer::Bare {
-        let (audit, outbox) = server::store::sqlite_audit_statements(
-            16,
-            "FROM conversations c WHERE c.id IN (SELECT id FROM temp.claimed)",
-            " AND EXISTS (SELECT 1 FROM temp.claimed)",
-        );
-        sql.push_str(&format!("{audit};"));
-        if work == Answer::Audited {
-            sql.push_str(&format!("{outbox};"));
-        }
-    }
-    sql.push_str("SELECT COUNT(*) FROM temp.claimed; COMMIT;");
-    sql
+    use server::store::AnswerWrite;
+    let write = match work {
+        Answer::Bare => AnswerWrite::Bare,
+        Answer::Logged => AnswerWrite::Logged,
+        Answer::Audited => AnswerWrite::Audited,
+    };
+    server::store::sqlite_answer_batch(write, &answer_entry(0, "\"yes\""))
 }
 
 static BATCHES: LazyLock<[String; 3]> =

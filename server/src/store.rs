@@ -60,7 +60,7 @@ mod snapshot;
 pub use snapshot::{ConversationSnapshot, PollHead, PG_POLL_WHOLE, POLL_HEAD, SQLITE_POLL_WHOLE};
 
 mod turns;
-pub use turns::{pg_answer_statement, Decision, Settle, StartTurn, ANSWER_UPDATE};
+pub use turns::{pg_answer_statement, sqlite_answer_batch, AnswerWrite, Decision, Settle, StartTurn, ANSWER_UPDATE};
 
 mod drafts;
 

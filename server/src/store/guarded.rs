@@ -228,7 +228,7 @@ pub(super) fn guarded_statement<'a>(
 /// conversation from there, as the PostgreSQL form reads it from its CTE; the batch's one row is
 /// the count of claimed rows. Statement by statement, the same write took five round trips to
 /// the writer's thread for an answer, each a wake-up there and back.
-fn guarded_batch<'a>(
+pub(super) fn guarded_batch<'a>(
     update: &str,
     arg_count: usize,
     conversation_id: &'a str,

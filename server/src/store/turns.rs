@@ -508,3 +508,27 @@ pub fn pg_answer_statement(entry: &Entry) -> String {
     let (rendered, audits) = super::guarded::prepared(&then);
     super::guarded::guarded_statement(ANSWER_UPDATE, 7, &then, &rendered, &audits, 0).0
 }
+
+/// What the bench's SQLite reference writes for an answer: the batch [`Store::record_answer`]
+/// sends to the writer (`AnswerWrite::Audited`), built as it builds it, or that batch without the
+/// outbox row (`Logged`) or without the audit row either (`Bare`), to measure what each costs.
+/// [`ANSWER_UPDATE`] (`$1`–`$7`), the claim (`$8`), the line (`$9`–`$14`), the job (`$15`), then
+/// the audit row and its outbox row from `$16` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerWrite {
+    Bare,
+    Logged,
+    Audited,
+}
+
+pub fn sqlite_answer_batch(write: AnswerWrite, entry: &Entry) -> String {
+    let mut then = answer_steps(Some(""), entry, None);
+    if write == AnswerWrite::Bare {
+        then.retain(|step| !matches!(step, Then::Audit(_)));
+    }
+    let (rendered, mut audits) = super::guarded::prepared(&then);
+    if write == AnswerWrite::Logged {
+        audits = audits.into_iter().map(|audit| audit.map(super::audit::Prepared::without_event)).collect();
+    }
+    super::guarded::guarded_batch(ANSWER_UPDATE, 7, "", &then, &rendered, &audits, 0).0
+}
