@@ -167,11 +167,7 @@ impl ChatService {
     ) -> Result<(), AppError> {
         let hash = crate::auth::token_hash(session_token);
         let Some((user, row, run)) = self.store.answer_head(&hash, id).await.map_err(internal)? else {
-            // The rare path: tell an ended session (401) from a conversation that is not theirs.
-            return Err(match self.store.user_for_session(&hash).await.map_err(internal)? {
-                Some(_) => AppError::NotFound,
-                None => AppError::Unauthenticated,
-            });
+            return Err(self.refusal_of(&hash).await);
         };
         let user = crate::auth::current_user(user);
         let lang = user.language.unwrap_or(browser_lang);

@@ -44,6 +44,16 @@ pub(super) fn status_view(status: ConversationStatus) -> app::model::Conversatio
 }
 
 impl ChatService {
+    /// Why a read through a session found nothing, the rare path of the poll and the answer: an
+    /// ended session (401) or a conversation that is not the user's (404).
+    pub(super) async fn refusal_of(&self, token_hash: &str) -> AppError {
+        match self.store.user_for_session(token_hash).await {
+            Ok(Some(_)) => AppError::NotFound,
+            Ok(None) => AppError::Unauthenticated,
+            Err(error) => internal(error),
+        }
+    }
+
     /// The user's conversation as the page shows it: the row, its transcript and its files read
     /// in one snapshot, and again after a reconcile that changed the row.
     pub(super) async fn view_of(&self, user: &CurrentUser, id: &str, lang: Lang) -> Result<ConversationView, AppError> {
@@ -158,13 +168,7 @@ impl ChatService {
         browser_lang: Lang,
     ) -> Result<PollView, AppError> {
         let hash = crate::auth::token_hash(session_token);
-        // The rare path: tell an ended session (401) from a conversation that is not theirs (404).
-        let refused = || async {
-            Err(match self.store.user_for_session(&hash).await.map_err(internal)? {
-                Some(_) => AppError::NotFound,
-                None => AppError::Unauthenticated,
-            })
-        };
+        let refused = || async { Err(self.refusal_of(&hash).await) };
         // A client that shows nothing yet needs everything: read it with the session at once.
         if after == 0 {
             let Some((user, read)) = self.store.poll_whole(&hash, id).await.map_err(internal)? else {
