@@ -128,23 +128,14 @@ pub async fn answer_load(
 ) -> (Load, Carried) {
     let questions = Arc::new(asked(&clients[0], THROUGHPUT_ANSWERS, prefix).await);
     let continued: Vec<_> = questions.iter().map(|question| model.continuation_of(&question.tag)).collect();
-    let sent = Arc::new(std::sync::Mutex::new(vec![None; questions.len()]));
-    let (clients_, questions_, sent_) = (Arc::new(clients.to_vec()), questions.clone(), sent.clone());
     let cpu_before = cpu.map(|cpu| cpu());
     let start = Instant::now();
-    let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
-        let (clients, questions, sent) = (clients_.clone(), questions_.clone(), sent_.clone());
-        async move {
-            sent.lock().unwrap()[i] = Some(Instant::now());
-            answer(&clients[i % clients.len()], &questions[i]).await
-        }
-    })
-    .await;
+    let (load, sent) = answers_sent(clients, &questions).await;
     let mut latencies = Vec::with_capacity(continued.len());
     let mut last = start;
     for (i, at) in continued.into_iter().enumerate() {
         let at = tokio::time::timeout(Duration::from_secs(120), at).await.expect("every run continues").unwrap();
-        latencies.push(at - sent.lock().unwrap()[i].expect("sent"));
+        latencies.push(at - sent[i].expect("sent"));
         last = last.max(at);
     }
     // The model's reply ends each run at once; this leaves the last ones time to record it before
@@ -156,7 +147,24 @@ pub async fn answer_load(
     for question in questions.iter() {
         clients[0].settled(&question.id).await;
     }
-    (Load { sample, elapsed }, Carried { elapsed: last - start, latency: Sample::new(latencies), cpu_per_run })
+    (load, Carried { elapsed: last - start, latency: Sample::new(latencies), cpu_per_run })
+}
+
+/// `questions` answered once each by `CONCURRENCY` clients, spread over the web processes of
+/// `clients`: the load, and when each answer was sent.
+pub(super) async fn answers_sent(clients: &[Client], questions: &Arc<Vec<Asked>>) -> (Load, Vec<Option<Instant>>) {
+    let sent = Arc::new(std::sync::Mutex::new(vec![None; questions.len()]));
+    let (clients, questions_, sent_) = (Arc::new(clients.to_vec()), questions.clone(), sent.clone());
+    let (sample, elapsed) = bounded(questions.len(), CONCURRENCY, move |i| {
+        let (clients, questions, sent) = (clients.clone(), questions_.clone(), sent_.clone());
+        async move {
+            sent.lock().unwrap()[i] = Some(Instant::now());
+            answer(&clients[i % clients.len()], &questions[i]).await
+        }
+    })
+    .await;
+    let sent = std::mem::take(&mut *sent.lock().unwrap());
+    (Load { sample, elapsed }, sent)
 }
 
 /// The reference's waiting conversations `first..first + count` answered once each through its

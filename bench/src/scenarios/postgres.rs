@@ -11,10 +11,10 @@ use crate::process::{cpu_time_of, Client, Role, ServerProcess};
 use crate::reference::Reference;
 use crate::reference_data::{Answer, POLLED};
 use crate::report::Report;
-use crate::stats::{bounded, median, ms, runs_of, Load};
+use crate::stats::{median, ms, runs_of, Load};
 use crate::summary::{Better, Figure};
 
-use super::answers::{answer, answer_load, asked, reference_answer_load, Carried};
+use super::answers::{answer_load, answers_sent, asked, reference_answer_load, Carried};
 use super::polls::{poll_load, FAST_POLLS, FULL_POLLS};
 use super::shared::{
     polled_conversation, CONCURRENCY, LONG_CONVERSATION, PG_REFERENCE_ANSWERS, POLLED_HISTORY, RUNS, THROUGHPUT_ANSWERS,
@@ -182,15 +182,10 @@ async fn run_web_alone(
     worker.stop().await;
     let web_cpu = || layout.processes.iter().map(ServerProcess::cpu_time).sum::<Duration>();
     let (before, backends_before) = (web_cpu(), backends_cpu_each(&layout.database));
-    let answered = questions.clone();
-    let (sample, elapsed) = bounded(THROUGHPUT_ANSWERS, CONCURRENCY, move |i| {
-        let (client, answered) = (client.clone(), answered.clone());
-        async move { answer(&client, &answered[i]).await }
-    })
-    .await;
+    let (load, _) = answers_sent(std::slice::from_ref(&client), &questions).await;
     side.answer_cpu +=
         web_cpu().saturating_sub(before) + backends_cpu_since(&backends_before, &backends_cpu_each(&layout.database));
-    side.answers.push(Load { sample, elapsed });
+    side.answers.push(load);
     layout.processes.insert(0, start(&layout.url, Role::Worker).await);
     for continuation in continued {
         tokio::time::timeout(Duration::from_secs(120), continuation).await.expect("every run continues").unwrap();
