@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use app::backend::{session_token_in, CurrentUser, ANSWER_PATH, POLL_PATH};
 
 use crate::request_refusal::Refusal;
-use crate::store::{ConversationSnapshot, PageHead, PageShows, Role, SessionUser, Store};
+use crate::store::{ConversationSnapshot, PageHead, PageShows, Role, SessionUser, Store, StoreError};
 
 pub const SESSION_SECONDS: i64 = 60 * 60 * 24 * 14;
 
@@ -85,10 +85,16 @@ pub fn current_user(user: SessionUser) -> CurrentUser {
     }
 }
 
+/// The user of the session `token`, if it is live: the one reading of a session on its own, for
+/// the middleware and for a server function that checks its session itself.
+pub async fn session_user(store: &Store, token: &str) -> Result<Option<CurrentUser>, StoreError> {
+    Ok(store.user_for_session(&token_hash(token)).await?.map(current_user))
+}
+
 /// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
 /// user and send the visitor to the sign-in page without one (the `Err`); server functions answer
-/// 401 themselves. The poll (`POLL_PATH`) checks its session itself, in the statement that reads
-/// the conversation. A page reads what it shows with the session ([`Store::page_head`]: the
+/// 401 themselves. The poll (`POLL_PATH`) and the answer (`ANSWER_PATH`) check their session
+/// themselves, in the statement that reads the conversation. A page reads what it shows with the session ([`Store::page_head`]: the
 /// header's count of waiting runs; on the chat page the list and the open conversation) and keeps
 /// it in the extensions for the page's parts ([`page_head`], [`take_page_snapshot`]): one round
 /// trip for the page instead of one for each part.
@@ -107,9 +113,7 @@ pub async fn with_session(store: &Store, mut request: Request) -> Result<Request
             .page_head(&token_hash(&token), page_shows(path))
             .await
             .map(|found| found.map(|head| (current_user(head.user.clone()), Some(PageRead::from(head))))),
-        Some(token) => {
-            store.user_for_session(&token_hash(&token)).await.map(|found| found.map(|user| (current_user(user), None)))
-        }
+        Some(token) => session_user(store, &token).await.map(|found| found.map(|user| (user, None))),
         None => Ok(None),
     };
     let (user, head) = match read {

@@ -55,9 +55,8 @@ impl ChatBackend for ChatService {
     }
 
     async fn session_user(&self, session_token: &str) -> Result<CurrentUser, AppError> {
-        let hash = crate::auth::token_hash(session_token);
-        let user = self.store.user_for_session(&hash).await.map_err(internal)?;
-        user.map(crate::auth::current_user).ok_or(AppError::Unauthenticated)
+        let user = crate::auth::session_user(&self.store, session_token).await.map_err(internal)?;
+        user.ok_or(AppError::Unauthenticated)
     }
 
     async fn decide(
