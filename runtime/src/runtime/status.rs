@@ -14,7 +14,7 @@ use crate::store::RunRecord;
 impl Runtime {
     /// The run without its transcript, plus the pause a chat has to render while it waits.
     pub async fn status(&self, actor: &Actor, run_id: Uuid) -> Result<Option<RunView>, RuntimeError> {
-        let Some(record) = self.store.get(run_id).await? else { return Ok(None) };
+        let Some(record) = self.store.get_view(run_id).await? else { return Ok(None) };
         if !may_act(actor, &record) {
             return Ok(None);
         }

@@ -33,13 +33,31 @@ macro_rules! run_columns {
     };
 }
 
-/// The run whose id is the SQL expression `$id` as one JSON object (`NULL` if there is none), for
-/// a store that reads a run beside its own rows in one statement on PostgreSQL;
-/// [`crate::Runtime::status_from_json`] reads it.
+/// [`run_columns`] without the transcript (`checkpoint` reads as NULL): what a view of the run
+/// and its pause needs. The transcript grows with the conversation; a view read on every answer
+/// and every inbox look would otherwise carry all of it to be thrown away.
+#[macro_export]
+macro_rules! run_view_columns {
+    () => {
+        "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, \
+         CAST(NULL AS TEXT) AS checkpoint, suspended_state, claimed_by, requeue_count, pending_effect, rounds, truncated, \
+         termination_reason, answer, created_at, started_at, finished_at, updated_at, outside_content"
+    };
+}
+
+/// The run whose id is the SQL expression `$id` as one JSON object (`NULL` if there is none),
+/// without its transcript, for a store that reads a run beside its own rows in one statement on
+/// PostgreSQL; [`crate::Runtime::status_from_json`] reads it.
 #[macro_export]
 macro_rules! pg_run_json {
     ($id:literal) => {
-        concat!("(SELECT row_to_json(r) FROM (SELECT ", $crate::run_columns!(), " FROM runs WHERE id = ", $id, ") r)")
+        concat!(
+            "(SELECT row_to_json(r) FROM (SELECT ",
+            $crate::run_view_columns!(),
+            " FROM runs WHERE id = ",
+            $id,
+            ") r)"
+        )
     };
 }
 

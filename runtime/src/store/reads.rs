@@ -25,6 +25,17 @@ impl Store {
         row.map(RunRecord::try_from).transpose()
     }
 
+    /// [`Store::get`] without the transcript (`checkpoint` is `None`), for a view of the run.
+    pub async fn get_view(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
+        let row: Option<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
+            concat!("SELECT ", run_view_columns!(), " FROM runs WHERE id = $1"),
+        )
+        .bind(id.to_string())
+        .fetch_optional(pool)
+        .await)?;
+        row.map(RunRecord::try_from).transpose()
+    }
+
     /// [`Store::get`] with whether the run's configuration is active, in one read: every decision
     /// needs both before it claims.
     pub async fn get_with_configuration(&self, id: Uuid) -> Result<Option<(RunRecord, bool)>, StoreError> {
@@ -52,10 +63,11 @@ impl Store {
         rows.into_iter().map(RunRecord::try_from).collect()
     }
 
-    /// An owner's runs that wait for an approval or an answer, the longest waiting first.
+    /// An owner's runs that wait for an approval or an answer, the longest waiting first, without
+    /// their transcripts.
     pub async fn waiting_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            concat!("SELECT ", run_columns!(), " FROM runs WHERE owner_user_id = $1 AND status IN ('waiting_for_approval', 'waiting_for_input')
+            concat!("SELECT ", run_view_columns!(), " FROM runs WHERE owner_user_id = $1 AND status IN ('waiting_for_approval', 'waiting_for_input')
              ORDER BY updated_at, id LIMIT $2"),
         )
         .bind(owner_user_id)
@@ -65,10 +77,11 @@ impl Store {
         rows.into_iter().map(RunRecord::try_from).collect()
     }
 
-    /// Runs of other owners than this one that wait for an approval, not process runs.
+    /// Runs of other owners than this one that wait for an approval, not process runs, without
+    /// their transcripts.
     pub async fn approvals_not_of(&self, owner_user_id: i64, limit: u32) -> Result<Vec<RunRecord>, StoreError> {
         let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            concat!("SELECT ", run_columns!(), " FROM runs WHERE owner_user_id <> $1 AND status = 'waiting_for_approval' AND process = $2
+            concat!("SELECT ", run_view_columns!(), " FROM runs WHERE owner_user_id <> $1 AND status = 'waiting_for_approval' AND process = $2
              ORDER BY updated_at, id LIMIT $3"),
         )
         .bind(owner_user_id)
@@ -156,5 +169,41 @@ impl Store {
             .fetch_optional(pool)
             .await)?;
         status.map(|s| RunStatus::parse(&s).ok_or_else(|| StoreError::Corrupt(format!("run status {s:?}")))).transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use db::Db;
+
+    use super::*;
+    use crate::store::{migrations, NewRun};
+
+    #[tokio::test]
+    async fn a_view_of_a_run_leaves_its_transcript_where_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = match db::scratch_postgres().await.unwrap() {
+            Some(url) => Db::open_postgres(&url).await.unwrap(),
+            None => Db::open_sqlite(&dir.path().join("reads.sqlite")).await.unwrap(),
+        };
+        db.migrate(&migrations()).await.unwrap();
+        let store = Store::new(db);
+        let (id, transcript) = (Uuid::new_v4(), format!("[{}]", r#"{"role":"user","content":"a long story"}"#));
+        let run = NewRun {
+            id,
+            owner_user_id: 7,
+            owner_admin: false,
+            configuration: "default",
+            process: false,
+            allowed_tools: None,
+            max_rounds: 5,
+            checkpoint: transcript.clone(),
+            outside_content: false,
+        };
+        store.insert_queued(run).await.unwrap();
+        assert_eq!(store.get(id).await.unwrap().unwrap().checkpoint.as_deref(), Some(transcript.as_str()));
+        let view = store.get_view(id).await.unwrap().unwrap();
+        assert_eq!((view.checkpoint, view.owner_user_id, view.status), (None, 7, RunStatus::Queued));
+        assert!(store.get_view(Uuid::new_v4()).await.unwrap().is_none());
     }
 }
