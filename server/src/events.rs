@@ -115,8 +115,10 @@ pub struct ConversationEvents {
 
 impl ConversationEvents {
     /// Must be called inside the Tokio runtime: on PostgreSQL it starts the notifier and the
-    /// listener of this process.
-    pub fn new(shutdown: watch::Receiver<bool>, db: &Db) -> Self {
+    /// listener of this process. Only a process that runs the worker (`jobs`) listens for queued
+    /// jobs: every answer and message queues one, and a web process would be woken by each for
+    /// nothing.
+    pub fn new(shutdown: watch::Receiver<bool>, db: &Db, jobs: bool) -> Self {
         let sender = broadcast::channel(1024).0;
         let queued = Arc::new(tokio::sync::Notify::new());
         let notify = match db {
@@ -125,7 +127,9 @@ impl ConversationEvents {
                 let (queue, changes) = mpsc::unbounded_channel();
                 tokio::spawn(notifier(pool.clone(), changes));
                 let heard = Heard { changes: sender.clone(), queued: queued.clone() };
-                tokio::spawn(listener(pool.clone(), heard, shutdown.clone()));
+                let channels: &'static [&'static str] =
+                    if jobs { &[CHANNEL, PIECES, JOBS] } else { &[CHANNEL, PIECES] };
+                tokio::spawn(listener(pool.clone(), heard, channels, shutdown.clone()));
                 Some(queue)
             }
         };
@@ -255,7 +259,12 @@ struct Heard {
 
 /// This process's one LISTEN connection, fanned out to its streams. A dropped connection is made
 /// again after a pause that doubles up to half a minute.
-async fn listener(pool: PgConnections, heard: Heard, mut shutdown: watch::Receiver<bool>) {
+async fn listener(
+    pool: PgConnections,
+    heard: Heard,
+    channels: &'static [&'static str],
+    mut shutdown: watch::Receiver<bool>,
+) {
     let sender = &heard.changes;
     let mut retry = FIRST_RETRY;
     let mut lost = false;
@@ -263,7 +272,7 @@ async fn listener(pool: PgConnections, heard: Heard, mut shutdown: watch::Receiv
         if *shutdown.borrow() {
             return;
         }
-        match connect(&pool).await {
+        match connect(&pool, channels).await {
             Ok(mut listener) => {
                 retry = FIRST_RETRY;
                 if lost {
@@ -310,9 +319,9 @@ async fn listener(pool: PgConnections, heard: Heard, mut shutdown: watch::Receiv
     }
 }
 
-async fn connect(pool: &PgConnections) -> Result<PgListener, sqlx::Error> {
+async fn connect(pool: &PgConnections, channels: &[&str]) -> Result<PgListener, sqlx::Error> {
     let mut listener = pool.listener().await?;
-    listener.listen_all([CHANNEL, PIECES, JOBS]).await?;
+    listener.listen_all(channels.iter().copied()).await?;
     Ok(listener)
 }
 

@@ -436,7 +436,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
     let model_is_demo = services.provider.is_demo();
     let mut settings = services.runtime_settings;
     settings.lease_seconds = i64::try_from(config.lease.as_secs()).unwrap_or(i64::MAX);
-    let events = ConversationEvents::new(shutdown_receiver.clone(), &db);
+    let events = ConversationEvents::new(shutdown_receiver.clone(), &db, config.worker);
     let drafts = Drafts::new(store.clone(), events.clone());
     let runtime = Arc::new(
         Runtime::new(db.clone(), Arc::new(tools), Arc::new(telemetry::MeteredProvider(services.provider)), settings)

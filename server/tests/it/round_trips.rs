@@ -30,6 +30,9 @@ async fn each_request_kind_costs_its_round_trips_on_postgresql() {
         let digest = conversation["question"]["digest"].as_str().unwrap().to_string();
         waiting.push((id, digest));
     }
+    // The process with a worker listens for queued jobs, beside the changes its pages follow.
+    let check = db::Db::open(&Location::Postgres(url.clone())).await.unwrap();
+    assert_eq!(listened(&check).await, ["tourguide_changed", "tourguide_jobs", "tourguide_pieces"]);
     let dir = asking.stop().await;
 
     // A web process without a worker, on the database through the counting proxy.
@@ -44,7 +47,7 @@ async fn each_request_kind_costs_its_round_trips_on_postgresql() {
     client.sign_in("demo").await;
     // What the database announces meanwhile, heard beside the process.
     let mut heard = sqlx::postgres::PgListener::connect(&url).await.unwrap();
-    heard.listen_all(["tourguide_changed", "tourguide_jobs"]).await.unwrap();
+    heard.listen_all(["tourguide_changed", "tourguide_jobs", "tourguide_heard_by_test"]).await.unwrap();
 
     // A turn that works (no worker takes it), for the polls.
     let working = client.create_conversation().await;
@@ -99,6 +102,10 @@ async fn each_request_kind_costs_its_round_trips_on_postgresql() {
             }
         })
         .await;
+    // A web process without a worker does not: every answer and message queues a job, and each
+    // would wake its listener for nothing.
+    assert_eq!(listened(&check).await, ["tourguide_changed", "tourguide_pieces"]);
+    check.close().await;
     running.stop().await;
 
     // Each answer's write announced its conversation itself (no NOTIFY of its own: the count
@@ -144,4 +151,30 @@ async fn each_request_kind_costs_its_round_trips_on_postgresql() {
     for (name, (fewest, _), aim) in figures {
         assert!(fewest <= aim, "{name}: {fewest} round trips, the aim is {aim}");
     }
+}
+
+/// The channels the server's LISTEN connection listens on (its statement, as PostgreSQL shows it),
+/// sorted; the test's own listener is not the server's.
+async fn listened(check: &db::Db) -> Vec<String> {
+    let sql = "SELECT query FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'
+               AND query NOT LIKE '%tourguide_heard_by_test%'";
+    // A stopped process's backend may linger a moment after it went.
+    let mut statements: Vec<String> = Vec::new();
+    for _ in 0..50 {
+        statements = db::on!(check, pool => sqlx::query_scalar(sql).fetch_all(pool).await).unwrap();
+        if statements.len() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(statements.len(), 1, "one listener: {statements:?}");
+    let mut channels: Vec<String> = statements
+        .pop()
+        .unwrap()
+        .split(';')
+        .filter_map(|part| part.trim().strip_prefix("LISTEN "))
+        .map(|channel| channel.trim_matches('"').to_string())
+        .collect();
+    channels.sort();
+    channels
 }
