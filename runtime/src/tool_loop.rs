@@ -34,10 +34,12 @@ pub(crate) const PREVIEW_FAILED: &str = "The tool could not make a preview.";
 const MAX_RESULT_BYTES: usize = 50_000;
 
 /// What a waiting run stores: the transcript including the assistant turn that asked for tools,
-/// and the calls of that turn that still need a result.
+/// and the calls of that turn that still need a result. Read as `SuspendedState<IgnoredAny>` by
+/// what needs only the pause (a view, a cancel): the transcript, which grows with the
+/// conversation, is then skipped over instead of built.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SuspendedState {
-    pub messages: Vec<ChatMessage>,
+pub(crate) struct SuspendedState<M = Vec<ChatMessage>> {
+    pub messages: M,
     pub pending_calls: Vec<ToolCall>,
     /// Present exactly when the run waits for input; its presence is the pause kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +65,7 @@ pub(crate) struct PendingInput {
     pub asked: Option<Value>,
 }
 
-impl SuspendedState {
+impl<M> SuspendedState<M> {
     pub fn status(&self) -> RunStatus {
         if self.input.is_some() {
             RunStatus::WaitingForInput

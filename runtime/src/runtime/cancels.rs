@@ -4,7 +4,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::access::may_act;
-use super::pauses::decode_state;
+use super::pauses::decode_pause;
 use super::Runtime;
 use crate::actor::Actor;
 use crate::refusal::RuntimeError;
@@ -54,7 +54,7 @@ impl Runtime {
         if record.status != RunStatus::WaitingForInput {
             return;
         }
-        let Some(input) = decode_state(record).and_then(|state| state.input) else { return };
+        let Some(input) = decode_pause(record).and_then(|state| state.input) else { return };
         let (Some(asked), Some(tool)) = (input.asked, self.tools.get(&input.tool_name)) else { return };
         tool.tool.abandon(asked).await;
     }

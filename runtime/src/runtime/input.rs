@@ -5,7 +5,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use super::access::authorise_decision;
-use super::pauses::decode_state;
+use super::pauses::decode_pause;
 use super::segments::segment_token;
 use super::Runtime;
 use crate::actor::Actor;
@@ -28,7 +28,7 @@ impl Runtime {
         let expected = RunStatus::WaitingForInput;
         let (record, active) = self.waiting_record(run_id, expected).await?;
         authorise_decision(actor, &record, active)?;
-        let Some(input) = decode_state(&record).and_then(|state| state.input) else {
+        let Some(input) = decode_pause(&record).and_then(|state| state.input) else {
             return Err(Refusal::CorruptState);
         };
         if let InputReply::Answer(values) = &submission.reply {
@@ -71,7 +71,7 @@ impl Runtime {
     pub async fn expired_questions(&self) -> Result<Vec<(Uuid, String)>, RuntimeError> {
         let mut expired = Vec::new();
         for record in self.store.waiting_for_input().await? {
-            let Some(input) = decode_state(&record).and_then(|state| state.input) else { continue };
+            let Some(input) = decode_pause(&record).and_then(|state| state.input) else { continue };
             let Some(asked) = input.asked else { continue };
             if let Some(reason) = self.tools.question_expired(&input.tool_name, &asked) {
                 expired.push((record.id, reason));
@@ -88,7 +88,7 @@ impl Runtime {
         if record.status != RunStatus::WaitingForInput {
             return Ok(None);
         }
-        let Some(input) = decode_state(&record).and_then(|state| state.input) else { return Ok(None) };
+        let Some(input) = decode_pause(&record).and_then(|state| state.input) else { return Ok(None) };
         Ok(input.asked.and_then(|asked| self.tools.question_expired(&input.tool_name, &asked)))
     }
 
@@ -98,7 +98,7 @@ impl Runtime {
     pub async fn withdraw_question(&self, run_id: Uuid, reason: &str) -> Result<RunResult, Refusal> {
         let expected = RunStatus::WaitingForInput;
         let (record, _) = self.waiting_record(run_id, expected).await?;
-        if decode_state(&record).and_then(|state| state.input).and_then(|input| input.asked).is_none() {
+        if decode_pause(&record).and_then(|state| state.input).and_then(|input| input.asked).is_none() {
             return Err(Refusal::NotWaiting { expected });
         }
         let token = segment_token("withdraw");

@@ -1,13 +1,24 @@
 //! A waiting run's stored state, and the pause a chat renders from it.
 
+use serde::de::{DeserializeOwned, IgnoredAny};
+
 use super::Runtime;
 use crate::run::{ApprovalPause, InputPause, PauseView, PendingCallView};
 use crate::store::RunRecord;
 use crate::tool_loop::SuspendedState;
 
 pub(super) fn decode_state(record: &RunRecord) -> Option<SuspendedState> {
+    decode(record)
+}
+
+/// [`decode_state`] without the transcript, for what only reads the pause.
+pub(super) fn decode_pause(record: &RunRecord) -> Option<SuspendedState<IgnoredAny>> {
+    decode(record)
+}
+
+fn decode<M: DeserializeOwned>(record: &RunRecord) -> Option<SuspendedState<M>> {
     let raw = record.suspended_state.as_deref()?;
-    match serde_json::from_str::<SuspendedState>(raw) {
+    match serde_json::from_str::<SuspendedState<M>>(raw) {
         Ok(state) if !state.pending_calls.is_empty() => Some(state),
         Ok(_) => None,
         Err(error) => {
@@ -20,7 +31,7 @@ pub(super) fn decode_state(record: &RunRecord) -> Option<SuspendedState> {
 impl Runtime {
     /// `outside`: the run holds outside content, so an open-world call on the card says that it
     /// may send the conversation's text out.
-    pub(super) fn pause_view(&self, state: &SuspendedState, process: bool, outside: bool) -> PauseView {
+    pub(super) fn pause_view<M>(&self, state: &SuspendedState<M>, process: bool, outside: bool) -> PauseView {
         let digest = state.digest();
         match &state.input {
             Some(input) => PauseView::Input(InputPause {

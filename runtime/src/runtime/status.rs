@@ -4,7 +4,7 @@
 use uuid::Uuid;
 
 use super::access::may_act;
-use super::pauses::decode_state;
+use super::pauses::decode_pause;
 use super::Runtime;
 use crate::actor::Actor;
 use crate::refusal::RuntimeError;
@@ -80,7 +80,7 @@ impl Runtime {
     }
 
     fn view(&self, record: RunRecord) -> RunView {
-        let pause = record.status.is_waiting().then(|| match decode_state(&record) {
+        let pause = record.status.is_waiting().then(|| match decode_pause(&record) {
             Some(state) if state.status() == record.status => {
                 self.pause_view(&state, record.process, record.outside_content)
             }
