@@ -99,4 +99,4 @@ mod mcp_tokens;
 pub use mcp_tokens::{NewSignIn, SignIn, SIGN_IN_SECONDS};
 
 mod webhooks;
-pub use webhooks::{ClaimedDelivery, Delivery, Webhook, EVENT_KINDS};
+pub use webhooks::{ClaimedDelivery, Delivery, FannedOut, Webhook, WorkDue, EVENT_KINDS};

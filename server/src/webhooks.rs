@@ -22,7 +22,7 @@ use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 use crate::delivery_settings::DeliverySettings;
-use crate::store::{AttemptOutcome, ClaimedDelivery, OutboxEvent, Store, StoreError};
+use crate::store::{AttemptOutcome, ClaimedDelivery, OutboxEvent, Store, StoreError, WorkDue};
 
 /// Reminders of runs that still wait: once per run, after `after`; the run is cancelled at
 /// `expiry` after it began to wait.
@@ -131,24 +131,32 @@ impl DeliveryWorker {
         }))
     }
 
-    /// Fans out what the outbox holds and sends what is due; true when there was work.
+    /// Fans out what the outbox holds and sends what is due; true when there may be more to do
+    /// at once (a batch came back full). Otherwise the worker waits for its wake-up, which an
+    /// event written meanwhile has left for it: one look per quiet event, not a second round of
+    /// looks to find nothing.
     async fn step(&self) -> Result<bool, StoreError> {
         let mut busy = false;
-        if self.store.outbox_has_events().await? {
+        let WorkDue { outbox, mut deliveries, mut mails } = self.store.work_due().await?;
+        if outbox {
             let body_of = |event: &OutboxEvent| body(event, self.public_origin.as_deref());
-            busy |= self.store.fan_out_with_mail(FAN_OUT, body_of, self.mail.is_some()).await? > 0;
+            let fanned = self.store.fan_out_with_mail(FAN_OUT, body_of, self.mail.is_some()).await?;
+            busy |= fanned.events >= FAN_OUT as usize;
+            // What it queued is due now.
+            deliveries |= fanned.deliveries;
+            mails |= fanned.mails;
         }
         let lease_until = db::now().saturating_add(i64::try_from(self.lease.as_secs()).unwrap_or(i64::MAX));
-        if self.store.delivery_due().await? {
+        if deliveries {
             let claimed = self.store.claim_deliveries(&self.id, lease_until, BATCH).await?;
-            busy |= !claimed.is_empty();
+            busy |= claimed.len() >= BATCH as usize;
             let attempts = claimed.into_iter().map(|delivery| self.attempt(delivery));
             futures::future::join_all(attempts).await;
         }
         if let Some(mailer) = &self.mail {
-            if self.store.mail_due().await? {
+            if mails {
                 let claimed = self.store.claim_mails(&self.id, lease_until, BATCH).await?;
-                busy |= !claimed.is_empty();
+                busy |= claimed.len() >= BATCH as usize;
                 let attempts =
                     claimed.into_iter().map(|mail| mailer.attempt(&self.store, &self.id, mail, &self.settings));
                 futures::future::join_all(attempts).await;

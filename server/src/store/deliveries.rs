@@ -1,7 +1,7 @@
 //! What the two delivery queues, `webhook_deliveries` and `mail_deliveries`, share: which rows are
 //! due, how a lease is taken and let go, and how an attempt's outcome is recorded.
 
-use db::{now, on, on_read, Backend};
+use db::{on, Backend};
 
 use super::{Store, StoreError};
 
@@ -95,17 +95,6 @@ pub enum AttemptOutcome {
 }
 
 impl Store {
-    /// Whether `table` (a delivery queue) has a row due now.
-    pub(super) async fn queue_due(&self, table: &str) -> Result<bool, StoreError> {
-        let at = now();
-        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(due_sql(table)))
-            .bind(at)
-            .bind(at)
-            .fetch_optional(pool)
-            .await)?;
-        Ok(found.is_some())
-    }
-
     /// Lets go of every lease: on SQLite at start, when the one worker of the file knows the
     /// worker that held them is gone.
     pub async fn release_delivery_leases(&self) -> Result<u64, StoreError> {

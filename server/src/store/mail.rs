@@ -122,11 +122,6 @@ impl Store {
         Ok(())
     }
 
-    /// Whether a mail is due (a read, as [`Store::delivery_due`]).
-    pub async fn mail_due(&self) -> Result<bool, StoreError> {
-        self.queue_due("mail_deliveries").await
-    }
-
     /// Leases up to `limit` due mails to `worker`, as [`Store::claim_deliveries`] does.
     pub async fn claim_mails(
         &self,

@@ -1,10 +1,9 @@
 //! The webhook outbox (`webhook_outbox`, made by the audit log's migration): the events the state
 //! changes write, read here oldest first; the fan-out (`store::webhooks`) deletes them.
 
-use db::{on_read, Backend};
+use db::Backend;
 
 use super::audit;
-use super::{Store, StoreError};
 
 /// An outbox row: one event, not yet fanned out to the webhooks.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -30,14 +29,4 @@ pub fn outbox_select(backend: Backend) -> String {
          ORDER BY o.id LIMIT $1{lock}",
         audit::payload_sql(backend, "o.kind")
     )
-}
-
-impl Store {
-    /// Whether the outbox holds an event: a read, so an idle worker does not take the writer.
-    pub async fn outbox_has_events(&self) -> Result<bool, StoreError> {
-        let found: Option<i64> = on_read!(&self.db, pool => sqlx::query_scalar("SELECT id FROM webhook_outbox LIMIT 1")
-            .fetch_optional(pool)
-            .await)?;
-        Ok(found.is_some())
-    }
 }

@@ -5,7 +5,7 @@
 
 use db::{now, on, on_read};
 
-use super::deliveries::{claim_sql, outcome_columns, AttemptOutcome, DeliveryState};
+use super::deliveries::{claim_sql, due_sql, outcome_columns, AttemptOutcome, DeliveryState};
 use super::mail;
 use super::outbox::{outbox_select, OutboxEvent};
 use super::{Store, StoreError};
@@ -105,6 +105,23 @@ impl TryFrom<DeliveryRow> for Delivery {
 /// Deliveries written by one INSERT (four values each).
 const INSERT_CHUNK: usize = 100;
 
+/// What the delivery worker has to do now ([`Store::work_due`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkDue {
+    pub outbox: bool,
+    pub deliveries: bool,
+    pub mails: bool,
+}
+
+/// What one fan-out did: the events it took from the outbox, and whether it queued deliveries and
+/// mails (due at once).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FannedOut {
+    pub events: usize,
+    pub deliveries: bool,
+    pub mails: bool,
+}
+
 impl Store {
     pub async fn add_webhook(&self, url: &str, events: &[&str], secret: &str) -> Result<i64, StoreError> {
         Ok(on!(&self.db, pool => sqlx::query_scalar(
@@ -147,7 +164,7 @@ impl Store {
     /// `SKIP LOCKED`, so two workers never fan one event out twice; a transaction that fails
     /// leaves the rows for the next look. Returns how many events were taken.
     pub async fn fan_out(&self, limit: i64, body_of: impl Fn(&OutboxEvent) -> String) -> Result<usize, StoreError> {
-        self.fan_out_with_mail(limit, body_of, false).await
+        Ok(self.fan_out_with_mail(limit, body_of, false).await?.events)
     }
 
     /// [`Store::fan_out`], and with `mail` (SMTP is configured) in the same transaction the
@@ -157,7 +174,7 @@ impl Store {
         limit: i64,
         body_of: impl Fn(&OutboxEvent) -> String,
         mail: bool,
-    ) -> Result<usize, StoreError> {
+    ) -> Result<FannedOut, StoreError> {
         let select = outbox_select(self.db.backend());
         let at = now();
         on!(&self.db, pool => async {
@@ -166,7 +183,7 @@ impl Store {
                 sqlx::query_as(sqlx::AssertSqlSafe(select.clone())).bind(limit).fetch_all(&mut *tx).await?;
             if events.is_empty() {
                 tx.rollback().await?;
-                return Ok::<usize, sqlx::Error>(0);
+                return Ok::<FannedOut, sqlx::Error>(FannedOut::default());
             }
             let webhooks: Vec<Webhook> =
                 sqlx::query_as("SELECT id, url, events, secret, created_at, active FROM webhooks WHERE active = $1")
@@ -224,15 +241,23 @@ impl Store {
             }
             delete.execute(&mut *tx).await?;
             tx.commit().await?;
-            Ok(events.len())
+            Ok(FannedOut { events: events.len(), deliveries: !rows.is_empty(), mails: !mails.is_empty() })
         }
         .await)
         .map_err(StoreError::from)
     }
 
-    /// Whether a delivery is due (a read, see [`Store::outbox_has_events`]).
-    pub async fn delivery_due(&self) -> Result<bool, StoreError> {
-        self.queue_due("webhook_deliveries").await
+    /// Whether the outbox holds an event and whether a delivery or a mail is due, in one read (an
+    /// idle worker does not take the writer, and looks once, not once per queue).
+    pub async fn work_due(&self) -> Result<WorkDue, StoreError> {
+        let at = now();
+        let sql = format!(
+            "SELECT EXISTS (SELECT 1 FROM webhook_outbox), EXISTS ({}), EXISTS ({})",
+            due_sql("webhook_deliveries"),
+            due_sql("mail_deliveries")
+        );
+        let (outbox, deliveries, mails): (bool, bool, bool) = on_read!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(at).bind(at).fetch_one(pool).await)?;
+        Ok(WorkDue { outbox, deliveries, mails })
     }
 
     /// Leases up to `limit` due deliveries to `worker` until `lease_until`, counting the attempt
