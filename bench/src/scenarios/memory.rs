@@ -294,14 +294,17 @@ pub async fn memory_and_event_streams(
         Figure::new("streams_open_ms", "time to open 1,000 event streams", millis(ours.opened_in), "ms", Better::Lower)
             .reference(millis(bare.opened_in)),
     );
+    // Beside the reference's, not as a limit: the time is mostly the load generator's, which reads
+    // the 1,000 streams on the same two cores as both servers: over the committed runs the
+    // reference's own p50 went from 5.6 to 10.9 ms, and Tourguide's from 0.7× to 1.7× of it.
     report.figure(
         Figure::new(
             "changed_fan_out_p50_ms",
-            "change → `changed` at 1,000 streams, p50",
+            "change → `changed` at 1,000 streams, p50 (beside it: the reference's; mostly the load generator's time)",
             millis(ours.fan_out.p50()),
             "ms",
             Better::Lower,
         )
-        .reference(millis(bare.fan_out.p50())),
+        .comparison(millis(bare.fan_out.p50())),
     );
 }
