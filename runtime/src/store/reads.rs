@@ -16,23 +16,17 @@ struct RunWithConfiguration {
 
 impl Store {
     pub async fn get(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
-        let row: Option<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1"),
-        )
-        .bind(id.to_string())
-        .fetch_optional(pool)
-        .await)?;
-        row.map(RunRecord::try_from).transpose()
+        self.one(concat!("SELECT ", run_columns!(), " FROM runs WHERE id = $1"), id).await
     }
 
     /// [`Store::get`] without the transcript (`checkpoint` is `None`), for a view of the run.
     pub async fn get_view(&self, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
-        let row: Option<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            concat!("SELECT ", run_view_columns!(), " FROM runs WHERE id = $1"),
-        )
-        .bind(id.to_string())
-        .fetch_optional(pool)
-        .await)?;
+        self.one(concat!("SELECT ", run_view_columns!(), " FROM runs WHERE id = $1"), id).await
+    }
+
+    async fn one(&self, sql: &'static str, id: Uuid) -> Result<Option<RunRecord>, StoreError> {
+        let row: Option<RunRow> =
+            on_read!(&self.db, pool => sqlx::query_as(sql).bind(id.to_string()).fetch_optional(pool).await)?;
         row.map(RunRecord::try_from).transpose()
     }
 
