@@ -47,10 +47,11 @@ impl Store {
         row.map(|row| Ok((RunRecord::try_from(row.run)?, row.configuration_active.unwrap_or(true)))).transpose()
     }
 
-    /// Every run that waits for an answer (a few at any time; each read whole).
+    /// Every run that waits for an answer, without its transcript: the worker looks through them
+    /// every second for questions whose tool stopped waiting, and a busy server has many.
     pub async fn waiting_for_input(&self) -> Result<Vec<RunRecord>, StoreError> {
         let rows: Vec<RunRow> = on_read!(&self.db, pool => sqlx::query_as(
-            concat!("SELECT ", run_columns!(), " FROM runs WHERE status = 'waiting_for_input'"),
+            concat!("SELECT ", run_view_columns!(), " FROM runs WHERE status = 'waiting_for_input'"),
         )
         .fetch_all(pool)
         .await)?;
