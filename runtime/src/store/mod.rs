@@ -23,13 +23,25 @@ pub enum StoreError {
     Corrupt(String),
 }
 
-/// Every column of a run, in `records::RunRow`'s order: the one list each read and `RETURNING` names.
+/// Every column of a run, in `records::RunRow`'s order, with `$checkpoint` in the transcript's
+/// place: the one list each read and `RETURNING` names.
+#[macro_export]
+macro_rules! run_columns_with {
+    ($checkpoint:literal) => {
+        concat!(
+            "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, ",
+            $checkpoint,
+            ", suspended_state, claimed_by, requeue_count, pending_effect, rounds, truncated, termination_reason, \
+             answer, created_at, started_at, finished_at, updated_at, outside_content"
+        )
+    };
+}
+
+/// Every column of a run.
 #[macro_export]
 macro_rules! run_columns {
     () => {
-        "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, checkpoint, \
-         suspended_state, claimed_by, requeue_count, pending_effect, rounds, truncated, termination_reason, answer, \
-         created_at, started_at, finished_at, updated_at, outside_content"
+        $crate::run_columns_with!("checkpoint")
     };
 }
 
@@ -39,9 +51,7 @@ macro_rules! run_columns {
 #[macro_export]
 macro_rules! run_view_columns {
     () => {
-        "id, status, owner_user_id, owner_admin, configuration, process, allowed_tools, max_rounds, \
-         CAST(NULL AS TEXT) AS checkpoint, suspended_state, claimed_by, requeue_count, pending_effect, rounds, truncated, \
-         termination_reason, answer, created_at, started_at, finished_at, updated_at, outside_content"
+        $crate::run_columns_with!("CAST(NULL AS TEXT) AS checkpoint")
     };
 }
 
