@@ -27,22 +27,15 @@ pub fn waiting(n: usize) -> String {
 
 /// Which answer a reference does: the database work of an answer before issue 39 (`Bare`), with
 /// the audit row alone (`Logged`), or with the audit row and its outbox row (`Audited`), which is
-/// what Tourguide's answer writes.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Answer {
-    Bare,
-    Logged,
-    Audited,
-}
+/// what Tourguide's answer writes. The store's own kinds, whose batches it builds.
+pub use server::store::AnswerWrite as Answer;
 
-impl Answer {
-    /// Its server function's name (`POST /api/{name}`): Tourguide's own for the full answer.
-    pub fn name(self) -> &'static str {
-        match self {
-            Answer::Bare => "answer-bare",
-            Answer::Logged => "answer-logged",
-            Answer::Audited => "answer",
-        }
+/// The server function's name of `work` (`POST /api/{name}`): Tourguide's own for the full answer.
+pub fn answer_name(work: Answer) -> &'static str {
+    match work {
+        Answer::Bare => "answer-bare",
+        Answer::Logged => "answer-logged",
+        Answer::Audited => "answer",
     }
 }
 

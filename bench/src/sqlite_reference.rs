@@ -44,13 +44,7 @@ const ANSWER_READ: &str = "SELECT s.user_id, c.run_id, r.suspended_state
 /// (`$1`–`$7`), the claim (`$8`), the line (`$9`–`$14`), the job (`$15`), then the audit row and its
 /// outbox row from `$16` on.
 fn answer_batch(work: Answer) -> String {
-    use server::store::AnswerWrite;
-    let write = match work {
-        Answer::Bare => AnswerWrite::Bare,
-        Answer::Logged => AnswerWrite::Logged,
-        Answer::Audited => AnswerWrite::Audited,
-    };
-    server::store::sqlite_answer_batch(write, &answer_entry(0, "\"yes\""))
+    server::store::sqlite_answer_batch(work, &answer_entry(0, "\"yes\""))
 }
 
 static BATCHES: LazyLock<[String; 3]> =

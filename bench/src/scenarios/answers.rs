@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::model::{option_of, Model};
 use crate::process::{Client, ServerProcess};
 use crate::reference::Reference;
-use crate::reference_data::{waiting, Answer, DIGEST};
+use crate::reference_data::{answer_name, waiting, Answer, DIGEST};
 use crate::report::Report;
 use crate::stats::{bounded, median, millis, ms, runs_of, Load, Sample};
 use crate::summary::{Better, Figure};
@@ -176,7 +176,7 @@ pub async fn reference_answer_load(reference: &Reference, work: Answer, first: u
         async move {
             let n = first + i;
             let asked = Asked { id: waiting(n), digest: DIGEST.to_string(), tag: n.to_string() };
-            answer_as(&client, work.name(), &asked).await
+            answer_as(&client, answer_name(work), &asked).await
         }
     })
     .await;

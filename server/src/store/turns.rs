@@ -509,11 +509,9 @@ pub fn pg_answer_statement(entry: &Entry) -> String {
     super::guarded::guarded_statement(ANSWER_UPDATE, 7, &then, &rendered, &audits, 0).0
 }
 
-/// What the bench's SQLite reference writes for an answer: the batch [`Store::record_answer`]
-/// sends to the writer (`AnswerWrite::Audited`), built as it builds it, or that batch without the
-/// outbox row (`Logged`) or without the audit row either (`Bare`), to measure what each costs.
-/// [`ANSWER_UPDATE`] (`$1`–`$7`), the claim (`$8`), the line (`$9`–`$14`), the job (`$15`), then
-/// the audit row and its outbox row from `$16` on.
+/// Which of an answer's rows a write takes, for the bench's references to measure what each costs:
+/// all of them, as [`Store::record_answer`] writes (`Audited`), all but the outbox row (`Logged`),
+/// or neither the audit row nor its outbox row (`Bare`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnswerWrite {
     Bare,
@@ -521,6 +519,10 @@ pub enum AnswerWrite {
     Audited,
 }
 
+/// What the bench's SQLite reference writes for an answer: the batch [`Store::record_answer`]
+/// sends to the writer, built as it builds it, with the rows `write` takes. [`ANSWER_UPDATE`]
+/// (`$1`–`$7`), the claim (`$8`), the line (`$9`–`$14`), the job (`$15`), then the audit row and
+/// its outbox row from `$16` on.
 pub fn sqlite_answer_batch(write: AnswerWrite, entry: &Entry) -> String {
     let mut then = answer_steps(Some(""), entry, None);
     if write == AnswerWrite::Bare {
