@@ -94,10 +94,10 @@ pub async fn session_user(store: &Store, token: &str) -> Result<Option<CurrentUs
 /// Resolves the session cookie to a user and stores it in the request's extensions. Pages need a
 /// user and send the visitor to the sign-in page without one (the `Err`); server functions answer
 /// 401 themselves. The poll (`POLL_PATH`) and the answer (`ANSWER_PATH`) check their session
-/// themselves, in the statement that reads the conversation. A page reads what it shows with the session ([`Store::page_head`]: the
-/// header's count of waiting runs; on the chat page the list and the open conversation) and keeps
-/// it in the extensions for the page's parts ([`page_head`], [`take_page_snapshot`]): one round
-/// trip for the page instead of one for each part.
+/// themselves, in the statement that reads the conversation. A page reads what it shows with the
+/// session ([`Store::page_head`]: the header's count of waiting runs; on the chat page the list
+/// and the open conversation) and keeps it in the extensions for the page's parts ([`page_head`],
+/// [`take_page_snapshot`]): one round trip for the page instead of one for each part.
 pub async fn with_session(store: &Store, mut request: Request) -> Result<Request, Refusal> {
     let path = request.uri().path();
     let is_page = request.method() == Method::GET
