@@ -41,6 +41,22 @@ ensure_cargo_fuzz() {
   fi
 }
 
+# fuzz_cargo build|run [ARGS…]: cargo-fuzz on the question_schema target with the one set of flags
+# both the build and the run take (a difference would build it again).
+# The fuzz crate is a workspace of its own, built with cargo-fuzz's flags; scripts/test's clippy
+# wrapper (lint_in_builds) is for the main workspace.
+# 16 codegen units (cargo-fuzz's default is 1): a shorter build from scratch on two cores, for
+# somewhat fewer executions per second.
+fuzz_cargo() {
+  local subcommand="$1"
+  shift
+  env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS cargo fuzz "$subcommand" \
+    --fuzz-dir "$ROOT/fuzz" \
+    --sanitizer none \
+    --codegen-units 16 \
+    question_schema "$@"
+}
+
 CARGO_AUDIT_VERSION="0.22.2"
 
 # Into cargo's own bin folder, not the checkout: a fresh clone (as CI makes) does not build it again.
