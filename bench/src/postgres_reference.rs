@@ -6,7 +6,8 @@
 //!
 //! - answer, two statements: one joined read of the session, the conversation and its run's pause;
 //!   one write, Tourguide's own (the guarded UPDATE, the line, the job, the audit row and its
-//!   outbox row, and the NOTIFY other processes hear, as CTEs of one statement).
+//!   outbox row, and the NOTIFY other processes hear, as CTEs of one statement). The NOTIFY is
+//!   heard: the reference keeps a LISTEN connection on its channel, as every Tourguide process does.
 //! - fast poll, one statement: Tourguide's own (session, user, conversation, count).
 //! - full poll, one statement: Tourguide's own (the session, the conversation, its transcript and
 //!   files as JSON arrays and its draft), decoded and serialised again through typed structs.
@@ -148,6 +149,19 @@ async fn poll(State(server): State<Server>, headers: HeaderMap, Form(form): Form
     }
 }
 
+/// The one LISTEN connection a Tourguide process keeps (`server::events`), on the channel the
+/// answer's NOTIFY goes to, each notification read and dropped. Without it the NOTIFY reaches
+/// nobody, and the reference would skip the work its result is for: every process that shows the
+/// conversation hears of the answer. Tourguide's web process pays for that (its listener's backend
+/// is woken by each answer, its own connection reads the notification); so does the reference.
+async fn listen(options: PgConnectOptions) {
+    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_lazy_with(options);
+    let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await.expect("the reference listens");
+    listener.listen(server::store::CHANGED_CHANNEL).await.expect("LISTEN");
+    while let Ok(Some(_)) = listener.try_recv().await {}
+    panic!("the reference's LISTEN connection was lost");
+}
+
 /// Seeds the database named by the arguments (through Tourguide's own `db`), then serves on
 /// Tourguide's pool until killed; prints `listens on ADDRESS` once it accepts connections.
 pub fn serve() {
@@ -157,7 +171,7 @@ pub fn serve() {
         reference_data::seed(&db, seeding.answers, seeding.polled, seeding.long).await;
         db.close().await;
         let options: PgConnectOptions = seeding.database.parse().expect("a PostgreSQL URL");
-        let pool = Pool::builder(db::PgManager(options))
+        let pool = Pool::builder(db::PgManager(options.clone()))
             .max_size(POOL_SIZE)
             .queue_mode(QueueMode::Lifo)
             .runtime(deadpool::Runtime::Tokio1)
@@ -165,6 +179,7 @@ pub fn serve() {
             .build()
             .expect("a runtime is set");
         drop(connection(&pool).await.expect("the reference connects"));
+        tokio::spawn(listen(options.clone()));
         let statement: &'static str = Box::leak(answer_statement().into_boxed_str());
         Router::new()
             .route("/api/login", post(reference_data::login))

@@ -274,7 +274,8 @@ pub async fn postgres_side_by_side(
              client, each request in the fewest statements that give Tourguide's result, in Tourguide's own SQL \
              where that is already so (`bench/src/postgres_reference.rs`): answer 2 (one joined read of the session, \
              the conversation and its run's pause; one write with the line, the job, the audit and outbox rows and \
-             the NOTIFY), fast poll 1, full poll 1. Each of the three measured {RUNS} times, in turns (each first in \
+             the NOTIFY, which a LISTEN connection of the reference's own hears, as each Tourguide process keeps \
+             one), fast poll 1, full poll 1. Each of the three measured {RUNS} times, in turns (each first in \
              every third turn); the table shows the median runs (all runs: one process: {}; 2 web + 1 worker: {}; \
              reference: {}). CPU per request: the user and system time (`/proc`) of the side's server processes \
              and of the PostgreSQL backends serving its database, over every run of the load, divided by its \
