@@ -26,7 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Form, Json, Router};
 use deadpool::managed::{Object, Pool, QueueMode};
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener};
 use sqlx::Row;
 
 use crate::reference_data::{
@@ -154,12 +154,11 @@ async fn poll(State(server): State<Server>, headers: HeaderMap, Form(form): Form
 /// nobody, and the reference would skip the work its result is for: every process that shows the
 /// conversation hears of the answer. Tourguide's web process pays for that (its listener's backend
 /// is woken by each answer, its own connection reads the notification); so does the reference.
-async fn listen(options: PgConnectOptions) {
-    let pool = sqlx::postgres::PgPoolOptions::new().max_connections(1).connect_lazy_with(options);
-    let mut listener = sqlx::postgres::PgListener::connect_with(&pool).await.expect("the reference listens");
-    listener.listen(server::store::CHANGED_CHANNEL).await.expect("LISTEN");
+/// Losing it ends the process: a reference that went on without it would measure less work.
+async fn hear(mut listener: PgListener) {
     while let Ok(Some(_)) = listener.try_recv().await {}
-    panic!("the reference's LISTEN connection was lost");
+    eprintln!("the reference's LISTEN connection was lost");
+    std::process::exit(1);
 }
 
 /// Seeds the database named by the arguments (through Tourguide's own `db`), then serves on
@@ -171,7 +170,7 @@ pub fn serve() {
         reference_data::seed(&db, seeding.answers, seeding.polled, seeding.long).await;
         db.close().await;
         let options: PgConnectOptions = seeding.database.parse().expect("a PostgreSQL URL");
-        let pool = Pool::builder(db::PgManager(options.clone()))
+        let pool = Pool::builder(db::PgManager(options))
             .max_size(POOL_SIZE)
             .queue_mode(QueueMode::Lifo)
             .runtime(deadpool::Runtime::Tokio1)
@@ -179,7 +178,9 @@ pub fn serve() {
             .build()
             .expect("a runtime is set");
         drop(connection(&pool).await.expect("the reference connects"));
-        tokio::spawn(listen(options.clone()));
+        let mut listener = PgListener::connect(&seeding.database).await.expect("the reference listens");
+        listener.listen(server::store::CHANGED_CHANNEL).await.expect("LISTEN");
+        tokio::spawn(hear(listener));
         let statement: &'static str = Box::leak(answer_statement().into_boxed_str());
         Router::new()
             .route("/api/login", post(reference_data::login))
