@@ -137,8 +137,10 @@ impl DeliveryWorker {
     /// looks to find nothing.
     async fn step(&self) -> Result<bool, StoreError> {
         let mut busy = false;
-        let WorkDue { outbox, mut deliveries, mut mails } = self.store.work_due().await?;
-        if outbox {
+        let WorkDue { outbox, mut deliveries, mut mails, webhooks } = self.store.work_due().await?;
+        if outbox && !webhooks && self.mail.is_none() {
+            busy |= self.store.drop_outbox(FAN_OUT).await? >= FAN_OUT as usize;
+        } else if outbox {
             let body_of = |event: &OutboxEvent| body(event, self.public_origin.as_deref());
             let fanned = self.store.fan_out_with_mail(FAN_OUT, body_of, self.mail.is_some()).await?;
             busy |= fanned.events >= FAN_OUT as usize;

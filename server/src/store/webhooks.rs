@@ -3,7 +3,7 @@
 //! and, in the same transaction, to their mails (`store::mail`), and which runs were reminded of
 //! once (`reminded_runs`).
 
-use db::{now, on, on_read};
+use db::{now, on, on_read, Backend};
 
 use super::deliveries::{claim_sql, due_sql, outcome_columns, AttemptOutcome, DeliveryState};
 use super::mail;
@@ -111,6 +111,9 @@ pub struct WorkDue {
     pub outbox: bool,
     pub deliveries: bool,
     pub mails: bool,
+    /// A webhook is active: without one (and without mail) the outbox's events are only dropped
+    /// ([`Store::drop_outbox`]).
+    pub webhooks: bool,
 }
 
 /// What one fan-out did: the events it took from the outbox, and whether it queued deliveries and
@@ -252,12 +255,36 @@ impl Store {
     pub async fn work_due(&self) -> Result<WorkDue, StoreError> {
         let at = now();
         let sql = format!(
-            "SELECT EXISTS (SELECT 1 FROM webhook_outbox), EXISTS ({}), EXISTS ({})",
+            "SELECT EXISTS (SELECT 1 FROM webhook_outbox), EXISTS ({}), EXISTS ({}),
+                    EXISTS (SELECT 1 FROM webhooks WHERE active = $3)",
             due_sql("webhook_deliveries"),
             due_sql("mail_deliveries")
         );
-        let (outbox, deliveries, mails): (bool, bool, bool) = on_read!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(at).bind(at).fetch_one(pool).await)?;
-        Ok(WorkDue { outbox, deliveries, mails })
+        let (outbox, deliveries, mails, webhooks): (bool, bool, bool, bool) = on_read!(&self.db, pool => sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(at).bind(at).bind(true).fetch_one(pool).await)?;
+        Ok(WorkDue { outbox, deliveries, mails, webhooks })
+    }
+
+    /// Deletes up to `limit` outbox events while no webhook is active, and returns how many: with
+    /// nobody to send them to and no mail to write, what [`Store::fan_out`] does with them, in one
+    /// statement instead of its transaction (five round trips on PostgreSQL, for each look the
+    /// worker takes after a run). A webhook made meanwhile keeps them for the fan-out.
+    pub async fn drop_outbox(&self, limit: i64) -> Result<usize, StoreError> {
+        let lock = match self.db.backend() {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        };
+        let sql = format!(
+            "DELETE FROM webhook_outbox
+             WHERE id IN (SELECT id FROM webhook_outbox ORDER BY id LIMIT $1{lock})
+               AND NOT EXISTS (SELECT 1 FROM webhooks WHERE active = $2)"
+        );
+        let dropped = on!(&self.db, pool => sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(limit)
+            .bind(true)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
+        Ok(usize::try_from(dropped).unwrap_or(usize::MAX))
     }
 
     /// Leases up to `limit` due deliveries to `worker` until `lease_until`, counting the attempt

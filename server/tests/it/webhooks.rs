@@ -243,6 +243,42 @@ async fn an_event_is_delivered_once_per_webhook_signed_with_its_secret() {
     server.stop().await;
 }
 
+/// With no webhook to send them to (and no mail), the worker drops the outbox's events in one
+/// statement; a webhook that is there keeps them for its fan-out, and one made later is not
+/// sent the dropped ones.
+#[tokio::test]
+async fn events_nobody_wants_are_dropped_and_a_webhook_made_later_gets_only_later_ones() {
+    let server = quick_server().await;
+    let store = server.store();
+    let dropped: Vec<String> = futures::future::join_all(
+        (0..5).map(|n| put_in_outbox(store, "run.waiting", waiting_payload(&format!("{n}")))),
+    )
+    .await;
+    for _ in 0..100 {
+        if store.work_due().await.unwrap() == Default::default() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(store.work_due().await.unwrap(), Default::default(), "the outbox emptied, nothing queued");
+
+    // The statement itself keeps the events while a webhook is active.
+    let admin = server.signed_in("demo").await;
+    let receiver = Receiver::start().await;
+    add_webhook(&admin, &receiver.url, "run.waiting").await;
+    assert!(store.work_due().await.unwrap().webhooks);
+    let kept = put_in_outbox(store, "run.waiting", waiting_payload("Kept")).await;
+    assert_eq!(store.drop_outbox(10).await.unwrap(), 0);
+    let got = receiver.wait_for(1).await;
+    let body: Value = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(body["id"], kept.as_str());
+    settled(store, &kept, "delivered").await;
+    for event_id in &dropped {
+        assert!(deliveries_of(store, event_id).await.is_empty(), "{event_id} was sent");
+    }
+    assert_eq!(receiver.got().len(), 1);
+}
+
 #[tokio::test]
 async fn a_receiver_that_fails_twice_gets_the_same_event_on_the_third_attempt() {
     let server = quick_server().await;
