@@ -88,7 +88,10 @@ pub async fn get_conversation_since(
     Ok(ConversationPart { from, digest: whole, view })
 }
 
-/// The cheap poll: `after` is the number of messages the client already shows.
+/// The cheap poll: `after` is the number of messages the client already shows. The browser calls
+/// it as a server function; the server answers its endpoint with a plain handler of the same
+/// form and answers (`server::poll_route`, where the reason is), and this body only when told to
+/// (`TOURGUIDE_POLL_ROUTE=server-fn`, to measure the two).
 #[server(endpoint = "poll", output = TextJson)]
 pub async fn poll_conversation(id: String, after: usize) -> Result<crate::model::PollView, AppError> {
     use crate::backend::{chat, fail, session_token};

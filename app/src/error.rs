@@ -214,13 +214,30 @@ fn wire_lang() -> Lang {
 // costs the WASM several visitors, and it wrote the variant's name, not a sentence.
 impl Serialize for AppError {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.in_lang(wire_lang()).serialize(serializer)
+    }
+}
+
+/// An error as the server functions send it, its sentence in a language given: for a route that
+/// answers as a server function without the framework's request context (`server::poll_route`).
+pub struct InLang<'a>(&'a AppError, Lang);
+
+impl AppError {
+    pub fn in_lang(&self, lang: Lang) -> InLang<'_> {
+        InLang(self, lang)
+    }
+}
+
+impl Serialize for InLang<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let InLang(error, lang) = *self;
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("code", self.code())?;
-        map.serialize_entry("message", self.message(wire_lang()))?;
-        if let AppError::Invalid(text) = self {
+        map.serialize_entry("code", error.code())?;
+        map.serialize_entry("message", error.message(lang))?;
+        if let AppError::Invalid(text) = error {
             map.serialize_entry("reason", text)?;
         }
-        if let AppError::InvalidEdit(fields) | AppError::InvalidAnswer(fields) = self {
+        if let AppError::InvalidEdit(fields) | AppError::InvalidAnswer(fields) = error {
             map.serialize_entry("fields", fields)?;
         }
         map.end()

@@ -46,8 +46,12 @@ pub fn browser_lang() -> Lang {
 }
 
 fn browser_lang_of(parts: &axum::http::request::Parts) -> Lang {
-    parts
-        .headers
+    browser_lang_in(&parts.headers)
+}
+
+/// The language the browser asks for in `Accept-Language`, from a request's headers.
+pub fn browser_lang_in(headers: &axum::http::HeaderMap) -> Lang {
+    headers
         .get(axum::http::header::ACCEPT_LANGUAGE)
         .and_then(|value| value.to_str().ok())
         .and_then(Lang::from_accept_language)

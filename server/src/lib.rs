@@ -32,6 +32,7 @@ pub mod markdown;
 pub mod mcp_oauth;
 pub mod names;
 pub mod pages;
+pub mod poll_route;
 pub mod proxies;
 pub mod request_refusal;
 mod route_reply;
@@ -54,7 +55,7 @@ use axum::extract::FromRef;
 use axum::Router;
 use leptos::config::LeptosOptions;
 use leptos::prelude::provide_context;
-use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
+use leptos_axum::{generate_route_list_with_exclusions, AxumRouteListing, LeptosRoutes};
 use std::time::Duration;
 
 use runtime::{ModelProvider, Runtime, RuntimeSettings, ToolRegistry};
@@ -190,7 +191,11 @@ impl Running {
 /// page (the tests start many) left that page hanging.
 pub fn routes() -> &'static [AxumRouteListing] {
     static ROUTES: std::sync::OnceLock<Vec<AxumRouteListing>> = std::sync::OnceLock::new();
-    ROUTES.get_or_init(|| generate_route_list(App))
+    ROUTES.get_or_init(|| {
+        // Left out, the poll's endpoint is not registered for its server function.
+        let excluded = poll_route::serves_poll().then(|| vec![app::backend::POLL_PATH.to_string()]);
+        generate_route_list_with_exclusions(App, excluded)
+    })
 }
 
 pub fn router(state: AppState, backends: Backends) -> Router {
@@ -226,7 +231,11 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(waiting_events::PATH, axum::routing::get(waiting_events::stream))
         .layer(guard.clone())
         .with_state(state.clone());
-    let app = Router::new()
+    let app = match poll_route::serves_poll() {
+        true => Router::new().route(app::backend::POLL_PATH, axum::routing::post(poll_route::poll)),
+        false => Router::new(),
+    };
+    let app = app
         .route(input_route::PATH, axum::routing::post(input_route::submit))
         .route(attachment_route::UPLOAD_PATH, axum::routing::post(attachment_route::upload))
         .route(attachment_route::FILE_PATH, axum::routing::get(attachment_route::download))

@@ -267,10 +267,16 @@ async fn a_poll_while_the_turn_works_takes_the_fast_path_and_a_change_brings_the
 
     // The fast path checks ownership like every other read, and bad input is refused.
     let intruder = server.signed_in("mallory").await;
-    let (status, _) = intruder.call_json("poll", &[("id", &id), ("after", "2")]).await;
+    let (status, refused) = intruder.call_json("poll", &[("id", &id), ("after", "2")]).await;
     assert_eq!(status, 404);
-    let (status, _) = client.call_json("poll", &[("id", &id), ("after", "-1")]).await;
+    // The poll's own handler refuses as a server function does (the browser reads it through one).
+    let (status, read_refused) = intruder.call_json("conversation", &[("id", &id)]).await;
+    assert_eq!((status, &refused), (404, &read_refused));
+    assert_eq!(refused["code"], "not_found", "{refused}");
+    let (status, malformed) = client.call_json("poll", &[("id", &id), ("after", "-1")]).await;
     assert_eq!(status, 400);
+    assert_eq!(malformed["code"], "bad_request", "{malformed}");
+    assert!(!malformed["message"].as_str().unwrap().is_empty(), "{malformed}");
     server.stop().await;
 }
 
