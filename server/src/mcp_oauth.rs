@@ -164,6 +164,23 @@ fn redirect_uri(sign_ins: &SignIns, headers: &HeaderMap, https: bool) -> Option<
     Some(format!("{origin}{CALLBACK_PATH}"))
 }
 
+/// What both ends of a sign-in need first: the reader signed in (else the sign-in page), the
+/// language their pages are in, MCP sign-ins configured, and the session's token (else a page
+/// that says the server signs in no other way).
+fn signed_in<'a>(
+    state: &'a AppState,
+    user: Option<Extension<CurrentUser>>,
+    headers: &HeaderMap,
+) -> Result<(CurrentUser, Lang, &'a SignIns, String), Box<Response>> {
+    let user = user.map(|Extension(user)| user);
+    let lang = reader_lang(user.as_ref(), language(headers));
+    let Some(user) = user else { return Err(Box::new(Redirect::to("/login").into_response())) };
+    let (Some(sign_ins), Some(token)) = (&state.mcp_sign_ins, session_token_in(headers)) else {
+        return Err(Box::new(page(lang, StatusCode::NOT_FOUND, Text::ErrorMcpNotOAuth)));
+    };
+    Ok((user, lang, sign_ins, token))
+}
+
 fn language(headers: &HeaderMap) -> Option<&str> {
     headers.get(header::ACCEPT_LANGUAGE).and_then(|value| value.to_str().ok())
 }
@@ -175,11 +192,9 @@ pub async fn start(
     headers: HeaderMap,
     Query(query): Query<StartQuery>,
 ) -> Response {
-    let user = user.map(|Extension(user)| user);
-    let lang = reader_lang(user.as_ref(), language(&headers));
-    let Some(user) = user else { return Redirect::to("/login").into_response() };
-    let (Some(sign_ins), Some(token)) = (&state.mcp_sign_ins, session_token_in(&headers)) else {
-        return page(lang, StatusCode::NOT_FOUND, Text::ErrorMcpNotOAuth);
+    let (user, lang, sign_ins, token) = match signed_in(&state, user, &headers) {
+        Ok(signed_in) => signed_in,
+        Err(refused) => return *refused,
     };
     let Some(mode) = sign_ins.hub.oauth_mode(&query.server) else {
         return page(lang, StatusCode::NOT_FOUND, Text::ErrorMcpNotOAuth);
@@ -222,11 +237,9 @@ pub async fn callback(
     headers: HeaderMap,
     Query(query): Query<CallbackQuery>,
 ) -> Response {
-    let user = user.map(|Extension(user)| user);
-    let lang = reader_lang(user.as_ref(), language(&headers));
-    let Some(user) = user else { return Redirect::to("/login").into_response() };
-    let (Some(sign_ins), Some(token)) = (&state.mcp_sign_ins, session_token_in(&headers)) else {
-        return page(lang, StatusCode::NOT_FOUND, Text::ErrorMcpNotOAuth);
+    let (user, lang, sign_ins, token) = match signed_in(&state, user, &headers) {
+        Ok(signed_in) => signed_in,
+        Err(refused) => return *refused,
     };
     // Taken once, by the session that began it: a state of another session (or none, or an old
     // one) finds nothing and changes nothing.
