@@ -332,6 +332,14 @@ async fn an_admins_shared_sign_in_offers_the_tools_and_calls_carry_its_token_sea
     assert_eq!(server.store().pending_mcp_sign_ins().await.unwrap(), 0);
     let unknown = admin.http.get(format!("{}/mcp/oauth/start?server=nope", admin.base)).send().await.unwrap();
     assert_eq!(sentence(unknown).await.0, 404);
+    // Nobody signed in, at either end: the sign-in page, and nothing begun or taken.
+    let anonymous = server.client();
+    for end in ["start?server=crm", "callback?state=x&code=y"] {
+        let response = anonymous.http.get(format!("{}/mcp/oauth/{end}", anonymous.base)).send().await.unwrap();
+        assert!(response.status().is_redirection(), "{end}: {}", response.status());
+        assert_eq!(location(&response), "/login", "{end}");
+    }
+    assert_eq!(server.store().pending_mcp_sign_ins().await.unwrap(), 0);
 
     let done = connect(&admin, "crm").await;
     assert_eq!(location(&done), "/tools");
