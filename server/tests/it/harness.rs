@@ -270,6 +270,18 @@ impl Client {
         }
         panic!("conversation {id} never settled");
     }
+
+    /// Declines the question `conversation` shows, waits until the turn has gone on to its end
+    /// (idle), and returns the transcript's last line: what the model said of the decline.
+    pub async fn declined(&self, id: &str, conversation: &Value) -> String {
+        let digest = conversation["question"]["digest"].as_str().expect("a question");
+        let (status, body) =
+            self.call_json("answer", &[("conversation_id", id), ("digest", digest), ("decline", "1")]).await;
+        assert_eq!(status, 200, "{body}");
+        let conversation = self.settled_conversation(id).await;
+        assert_eq!(conversation["status"], "idle", "{conversation}");
+        texts(&conversation).pop().expect("a line")
+    }
 }
 
 /// A provider that answers only when the test lets it, so a turn can be held in flight.

@@ -166,13 +166,7 @@ async fn declining_an_mcp_question_tells_the_server_and_the_model() {
     let client = server.signed_in("demo").await;
     wait_for_tool(&client, "everything.trigger-elicitation-request").await;
     let (id, conversation) = asked(&client).await;
-    let digest = conversation["question"]["digest"].as_str().unwrap();
-    let (status, body) =
-        client.call_json("answer", &[("conversation_id", &id), ("digest", digest), ("decline", "1")]).await;
-    assert_eq!(status, 200, "{body}");
-    let conversation = client.settled_conversation(&id).await;
-    assert_eq!(conversation["status"], "idle", "{conversation}");
-    let last = texts(&conversation).last().unwrap().to_lowercase();
+    let last = client.declined(&id, &conversation).await.to_lowercase();
     assert!(last.contains("decline"), "{last}");
     server.stop().await;
 }

@@ -99,13 +99,7 @@ async fn an_mcp_servers_link_is_a_card_the_reader_opens_and_done_carries_the_run
 async fn declining_an_mcp_servers_link_tells_the_server_decline() {
     let (server, client) = started().await;
     let (id, conversation) = asked(&client).await;
-    let digest = conversation["question"]["digest"].as_str().unwrap();
-    let (status, body) =
-        client.call_json("answer", &[("conversation_id", &id), ("digest", digest), ("decline", "1")]).await;
-    assert_eq!(status, 200, "{body}");
-    let conversation = client.settled_conversation(&id).await;
-    assert_eq!(conversation["status"], "idle", "{conversation}");
-    let last = texts(&conversation).last().unwrap().clone();
+    let last = client.declined(&id, &conversation).await;
     assert!(last.contains("declined to open the URL"), "{last}");
     server.stop().await;
 }
