@@ -284,6 +284,19 @@ impl Client {
     }
 }
 
+/// Looks every 100 ms until `look` gives at least `count` of what a test receiver took (30 s at
+/// most), and returns them; `what` names them if they never come.
+pub async fn at_least<T>(count: usize, what: &str, look: impl Fn() -> Vec<T>) -> Vec<T> {
+    for _ in 0..300 {
+        let got = look();
+        if got.len() >= count {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the receiver got {} {what}, not {count}", look().len());
+}
+
 /// A provider that answers only when the test lets it, so a turn can be held in flight.
 pub struct GatedProvider {
     pub gate: Semaphore,

@@ -142,14 +142,7 @@ impl SmtpReceiver {
     }
 
     async fn wait_for(&self, count: usize) -> Vec<Mail> {
-        for _ in 0..300 {
-            let got = self.got();
-            if got.len() >= count {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the receiver got {} mails, not {count}", self.got().len());
+        crate::harness::at_least(count, "mails", || self.got()).await
     }
 }
 

@@ -63,14 +63,7 @@ impl Receiver {
 
     /// Waits until at least `count` requests came (30 s at most).
     async fn wait_for(&self, count: usize) -> Vec<Received> {
-        for _ in 0..300 {
-            let got = self.got();
-            if got.len() >= count {
-                return got;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the receiver got {} requests, not {count}", self.got().len());
+        crate::harness::at_least(count, "requests", || self.got()).await
     }
 
     /// How many requests came per `webhook-id`.
