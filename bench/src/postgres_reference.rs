@@ -4,8 +4,8 @@
 //! Tourguide's result, in a process of its own (`bench --postgres-reference …`), reached with the
 //! client Tourguide's loads use:
 //!
-//! - answer, two statements: one joined read of the session, the conversation and its run's pause;
-//!   one write, Tourguide's own (the guarded UPDATE, the line, the job, the audit row and its
+//! - answer, two statements: one joined read of the session, the conversation and its run's pause,
+//!   checked as Tourguide's result needs (`reference_data::check_answer`); one write, Tourguide's own (the guarded UPDATE, the line, the job, the audit row and its
 //!   outbox row, and the NOTIFY other processes hear, as CTEs of one statement). The NOTIFY is
 //!   heard: the reference keeps a LISTEN connection on its channel, as every Tourguide process does.
 //! - fast poll, one statement: Tourguide's own (session, user, conversation, count).
@@ -30,8 +30,8 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgListener};
 use sqlx::Row;
 
 use crate::reference_data::{
-    self, answer_entry, bind_entry, session_token, AnswerForm, Attachment, ConversationOut, MessageOut, PollForm,
-    PollOut, Seeding, POLL_HEAD,
+    self, answer_entry, bind_entry, check_answer, session_token, AnswerForm, Attachment, ConversationOut, MessageOut,
+    PollForm, PollOut, Seeding, POLL_HEAD,
 };
 
 /// The flag that makes the bench binary serve this reference instead of measuring.
@@ -76,7 +76,10 @@ async fn answer(State(server): State<Server>, headers: HeaderMap, Form(form): Fo
             .bind(&form.conversation_id)
             .fetch_optional(&mut *connection(&server.pool).await? as &mut PgConnection)
             .await?;
-        let Some((user, run, Some(_pause))) = read else { return Ok(StatusCode::CONFLICT) };
+        let Some((user, run, Some(pause))) = read else { return Ok(StatusCode::CONFLICT) };
+        if let Err(refused) = check_answer(&pause, &form) {
+            return Ok(refused);
+        }
         let (now, id) = (db::now(), form.conversation_id.as_str());
         let query = sqlx::query(sqlx::AssertSqlSafe(server.answer))
             .bind("input")

@@ -15,10 +15,8 @@ pub const SESSION: &str = "reference-session";
 /// The working conversation the poll references read, and the idle one the page reference shows.
 pub const POLLED: &str = "polled";
 pub const LONG: &str = "long";
-/// The digest every waiting question of the reference has (it checks none).
-pub const DIGEST: &str = "0000000000000000000000000000000000000000000000000000000000000000";
-/// The size of a typical suspended state: a short transcript and the pending question.
-const PAUSE_BYTES: usize = 2_048;
+/// The size of a typical suspended state's transcript.
+const TRANSCRIPT_BYTES: usize = 2_048;
 
 /// The id of the reference's `n`th waiting conversation.
 pub fn waiting(n: usize) -> String {
@@ -74,13 +72,18 @@ pub async fn login() -> Response {
     (StatusCode::OK, [(header::SET_COOKIE, cookie)], "true").into_response()
 }
 
-/// A message as a poll carries it (`snapshot_message_columns!` of the server's store).
+/// A message as a poll carries it (`snapshot_message_columns!` of the server's store), its JSON
+/// as Tourguide's `MessageView` has it: what is empty or absent is left out (an assistant line's
+/// text is sent as its HTML alone).
 #[derive(sqlx::FromRow, Serialize, Deserialize)]
 pub struct MessageOut {
     pub id: i64,
     pub role: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub content: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub html: Option<String>,
 }
 
@@ -131,6 +134,78 @@ pub fn page_html(titles: &[(String, String)], messages: &[MessageOut]) -> String
 /// A poll's fast-path statement: Tourguide's `Store::poll_head` SQL, so the two cannot drift.
 /// `$1` the session's hash, `$2` now, `$3` the conversation.
 pub use server::store::POLL_HEAD;
+
+/// The question the reference's `n`th conversation waits on, as the runtime stores it in its run's
+/// `suspended_state` (a short transcript, the call that asked, the question), and its digest.
+pub struct Question {
+    pub state: String,
+    pub digest: String,
+}
+
+/// What the bench's stand-in model asks for the tag `n`: `ask_choice` between `yes-n` and `no-n`,
+/// the schema made by the tool itself.
+pub fn question(n: usize) -> Question {
+    use runtime::Tool;
+    let arguments = serde_json::json!({ "question": format!("Go ahead with {n}?"),
+                                        "options": [crate::model::option_of(&n.to_string()), format!("no-{n}")] });
+    let schema = runtime::AskChoiceTool.input_schema_for(&arguments).ok().flatten().expect("a question");
+    let call = runtime::ToolCall { id: "call_1".into(), name: runtime::ASK_CHOICE.into(), arguments };
+    let state = serde_json::json!({
+        "messages": [{ "role": "user", "content": "x".repeat(TRANSCRIPT_BYTES) },
+                     { "role": "assistant", "content": "", "tool_calls": [&call] }],
+        "pending_calls": [&call],
+        "input": { "tool_name": runtime::ASK_CHOICE, "call_id": call.id, "schema": schema },
+        "rounds": 1,
+    });
+    let digest =
+        runtime::digest::input_digest(std::slice::from_ref(&call), runtime::ASK_CHOICE, &call.id, &schema, None);
+    Question { state: state.to_string(), digest }
+}
+
+/// What an answer's check needs of a stored pause: the pending calls and the question; the
+/// transcript is skipped over, not built, as the runtime reads a pause.
+#[derive(Deserialize)]
+struct StoredPause {
+    #[allow(dead_code)]
+    messages: serde::de::IgnoredAny,
+    pending_calls: Vec<runtime::ToolCall>,
+    input: Option<StoredInput>,
+}
+
+#[derive(Deserialize)]
+struct StoredInput {
+    tool_name: String,
+    call_id: String,
+    schema: serde_json::Value,
+    #[serde(default)]
+    asked: Option<serde_json::Value>,
+}
+
+/// The least check that gives an answer Tourguide's result: the question read out of its run's
+/// pause, its digest (the runtime's own function) compared with the one sent, 409 when the question
+/// changed, and the choice one of the question's options, 422 otherwise. Without it a reference
+/// records a stale answer or one never offered, which Tourguide refuses.
+pub fn check_answer(pause: &str, form: &AnswerForm) -> Result<(), StatusCode> {
+    let pause: StoredPause = serde_json::from_str(pause).map_err(|_| StatusCode::CONFLICT)?;
+    let input = pause.input.ok_or(StatusCode::CONFLICT)?;
+    let digest = runtime::digest::input_digest(
+        &pause.pending_calls,
+        &input.tool_name,
+        &input.call_id,
+        &input.schema,
+        input.asked.as_ref(),
+    );
+    if !runtime::digest::digests_match(&digest, Some(&form.digest)) {
+        return Err(StatusCode::CONFLICT);
+    }
+    let choice: serde_json::Value = serde_json::from_str(&form.choice).map_err(|_| StatusCode::UNPROCESSABLE_ENTITY)?;
+    let properties = input.schema["properties"].as_object();
+    let offered = properties
+        .into_iter()
+        .flatten()
+        .any(|(_, property)| property["enum"].as_array().is_some_and(|options| options.contains(&choice)));
+    offered.then_some(()).ok_or(StatusCode::UNPROCESSABLE_ENTITY)
+}
 
 /// The entry an answer from the chat records (`audit::answer_entry`: the tool and the answer; the
 /// question is on the run's `waiting` row); its run is the reference's own, not a UUID.
@@ -194,7 +269,6 @@ pub async fn seed(db: &Db, answers: usize, polled: usize, long: usize) {
         db.migrate(&migrations).await.expect("the reference schema");
     }
     let now = db::now();
-    let pause = format!("{{\"transcript\":\"{}\"}}", "x".repeat(PAUSE_BYTES));
     on!(db, pool => async {
         let mut tx = pool.begin().await.unwrap();
         sqlx::query("INSERT INTO users (id, username, password_hash, created_at) VALUES (1, 'reference', '-', $1)")
@@ -214,7 +288,7 @@ pub async fn seed(db: &Db, answers: usize, polled: usize, long: usize) {
                  VALUES ($1, 'waiting_for_input', 1, '{}', 8, $2, $3, $3)",
             )
             .bind(format!("run-{n}"))
-            .bind(&pause)
+            .bind(question(n).state)
             .bind(now)
             .execute(&mut *tx)
             .await
@@ -275,4 +349,30 @@ pub fn serve(app: impl AsyncFnOnce() -> axum::Router) {
         });
         axum::serve(listener, app).await.unwrap();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(n: usize, digest: &str, choice: &str) -> AnswerForm {
+        AnswerForm { conversation_id: waiting(n), digest: digest.into(), choice: choice.into() }
+    }
+
+    /// The references refuse what Tourguide refuses: a stale question and an answer not offered.
+    #[test]
+    fn the_references_check_takes_the_offered_answer_to_the_question_as_it_stands() {
+        let (seven, eight) = (question(7), question(8));
+        assert_ne!(seven.digest, eight.digest);
+        let yes = serde_json::Value::String(crate::model::option_of("7")).to_string();
+        assert_eq!(check_answer(&seven.state, &form(7, &seven.digest, &yes)), Ok(()));
+        assert_eq!(check_answer(&seven.state, &form(7, &eight.digest, &yes)), Err(StatusCode::CONFLICT));
+        assert_eq!(
+            check_answer(&seven.state, &form(7, &seven.digest, "\"yes-8\"")),
+            Err(StatusCode::UNPROCESSABLE_ENTITY)
+        );
+        assert_eq!(check_answer(&seven.state, &form(7, &seven.digest, "yes-7")), Err(StatusCode::UNPROCESSABLE_ENTITY));
+        assert_eq!(check_answer(&seven.state, &form(7, &seven.digest, "\"no-7\"")), Ok(()));
+        assert_eq!(check_answer("{\"transcript\":\"x\"}", &form(7, &seven.digest, &yes)), Err(StatusCode::CONFLICT));
+    }
 }

@@ -7,7 +7,8 @@
 //! - answer: one joined read of the session, the conversation and its run's pause, on the
 //!   request's own thread (`db::Here`); then one batch to the writer, in Tourguide's own SQL: the
 //!   guarded UPDATE, the answer's line, the job, and (`Answer::Logged`, `Answer::Audited`) the
-//!   audit row and its outbox row. No digest or schema check, no worker.
+//!   audit row and its outbox row. Between them the least check that gives Tourguide's result
+//!   (`reference_data::check_answer`: the question's digest and its options). No worker.
 //! - fast poll: Tourguide's own statement (session, user, conversation, count) on the request's
 //!   thread; a typed JSON answer.
 //! - full poll: Tourguide's own batch (that head, the messages, files and draft, one round trip to
@@ -26,8 +27,8 @@ use db::{Db, Location};
 use sqlx::{FromRow, Row};
 
 use crate::reference_data::{
-    self, answer_entry, bind_entry, session_token, Answer, AnswerForm, Attachment, ConversationOut, MessageOut,
-    PageQuery, PollForm, PollOut, Seeding, POLL_HEAD,
+    self, answer_entry, bind_entry, check_answer, session_token, Answer, AnswerForm, Attachment, ConversationOut,
+    MessageOut, PageQuery, PollForm, PollOut, Seeding, POLL_HEAD,
 };
 
 /// The flag that makes the bench binary serve this reference instead of measuring.
@@ -76,7 +77,10 @@ async fn answer_with(db: &Db, headers: &HeaderMap, form: &AnswerForm, work: Answ
             Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?, row.get::<_, Option<String>>(2)?))
         })?
     };
-    let Some((user, run, Some(_pause))) = read else { return Ok(StatusCode::CONFLICT) };
+    let Some((user, run, Some(pause))) = read else { return Ok(StatusCode::CONFLICT) };
+    if let Err(refused) = check_answer(&pause, form) {
+        return Ok(refused);
+    }
     let (now, id) = (db::now(), form.conversation_id.as_str());
     let query = sqlx::query(sqlx::AssertSqlSafe(batch(work)))
         .bind("input")

@@ -108,6 +108,8 @@ struct Side {
     full: Vec<Load>,
     carried: Vec<Carried>,
     answer_cpu: Duration,
+    /// Of `answer_cpu`, the PostgreSQL backends' (where the two sides' statements differ).
+    answer_backend_cpu: Duration,
     fast_cpu: Duration,
     full_cpu: Duration,
 }
@@ -183,8 +185,9 @@ async fn run_web_alone(
     let web_cpu = || layout.processes.iter().map(ServerProcess::cpu_time).sum::<Duration>();
     let (before, backends_before) = (web_cpu(), backends_cpu_each(&layout.database));
     let (load, _) = answers_sent(std::slice::from_ref(&client), &questions).await;
-    side.answer_cpu +=
-        web_cpu().saturating_sub(before) + backends_cpu_since(&backends_before, &backends_cpu_each(&layout.database));
+    let backends = backends_cpu_since(&backends_before, &backends_cpu_each(&layout.database));
+    side.answer_cpu += web_cpu().saturating_sub(before) + backends;
+    side.answer_backend_cpu += backends;
     side.answers.push(load);
     layout.processes.insert(0, start(&layout.url, Role::Worker).await);
     for continuation in continued {
@@ -195,10 +198,11 @@ async fn run_web_alone(
 
 async fn run_reference(side: &mut Side, reference: &Reference, database: &str, run: usize) {
     let cpu = || reference.cpu_time() + backends_cpu(database);
-    let before = cpu();
+    let (before, backends_before) = (cpu(), backends_cpu(database));
     let first = run * THROUGHPUT_ANSWERS;
     side.answers.push(reference_answer_load(reference, Answer::Audited, first, THROUGHPUT_ANSWERS).await);
     side.answer_cpu += cpu().saturating_sub(before);
+    side.answer_backend_cpu += backends_cpu(database).saturating_sub(backends_before);
     let clients = std::slice::from_ref(&reference.client);
     let known = (POLLED_HISTORY + 1).to_string();
     let before = cpu();
@@ -260,6 +264,8 @@ pub async fn postgres_side_by_side(
         let cpu = alones.answer_cpu.as_secs_f64() * 1e6 / (RUNS * THROUGHPUT_ANSWERS) as f64;
         (median(alones.answers), cpu, spread)
     };
+    let per_answer = |cpu: Duration| cpu.as_secs_f64() * 1e6 / (RUNS * THROUGHPUT_ANSWERS) as f64;
+    let backends = [per_answer(alones.answer_backend_cpu), per_answer(bares.answer_backend_cpu)];
     let (one, two, bare) = (ones.medians(), twos.medians(), bares.medians());
 
     report.section(
@@ -273,7 +279,7 @@ pub async fn postgres_side_by_side(
              one round trip a statement, see the round trips below), in a process of its own, on a database of its own on the same cluster, sent the same forms by the same \
              client, each request in the fewest statements that give Tourguide's result, in Tourguide's own SQL \
              where that is already so (`bench/src/postgres_reference.rs`): answer 2 (one joined read of the session, \
-             the conversation and its run's pause; one write with the line, the job, the audit and outbox rows and \
+             the conversation and its run's pause, checked as the SQLite reference checks it; one write with the line, the job, the audit and outbox rows and \
              the NOTIFY, which a LISTEN connection of the reference's own hears, as each Tourguide process keeps \
              one), fast poll 1, full poll 1. Each of the three measured {RUNS} times, in turns (each first in \
              every third turn); the table shows the median runs (all runs: one process: {}; 2 web + 1 worker: {}; \
@@ -314,14 +320,17 @@ pub async fn postgres_side_by_side(
          own; the worker stopped while the answers are sent, started again after the load to carry the answered \
          runs on before anything else is measured): what an answer itself costs Tourguide, the work the limit \
          reference does, without the run's continuation, which takes the cores' time in the layouts above. {} \
-         ({} / {}), {alone_cpu:.0} µs of CPU an answer with its backends, against the reference's {} ({} / {}); \
-         all runs: {alone_spread}.",
+         ({} / {}), {alone_cpu:.0} µs of CPU an answer with its backends ({:.0} µs of it the backends'), against \
+         the reference's {} ({} / {}), {:.0} µs ({:.0} µs the backends'); all runs: {alone_spread}.",
         alone_load.throughput(),
         ms(alone_load.sample.p50()),
         ms(alone_load.sample.p99()),
+        backends[0],
         bare.answers.throughput(),
         ms(bare.answers.sample.p50()),
         ms(bare.answers.sample.p99()),
+        bare.cpu[0],
+        backends[1],
     ));
     report.figure(
         Figure::new(
