@@ -27,6 +27,11 @@ pub struct UnusableSchema(pub String);
 /// A schema can only ask something if it is an object schema that names at least one property and
 /// compiles as JSON Schema.
 pub fn check_schema(schema: &Value) -> Result<(), UnusableSchema> {
+    usable_validator(schema).map(drop)
+}
+
+/// [`check_schema`], giving the compiled schema it checked, for a submission to be checked with.
+fn usable_validator(schema: &Value) -> Result<Arc<Validator>, UnusableSchema> {
     let object = schema.as_object().ok_or_else(|| UnusableSchema("not an object".into()))?;
     match object.get("type") {
         Some(Value::String(kind)) if kind == "object" => {}
@@ -37,8 +42,7 @@ pub fn check_schema(schema: &Value) -> Result<(), UnusableSchema> {
     if !has_property {
         return Err(UnusableSchema("no properties".into()));
     }
-    compiled(schema, Check::Submission).map_err(UnusableSchema)?;
-    Ok(())
+    compiled(schema, Check::Submission).map_err(UnusableSchema)
 }
 
 /// How a schema checks an answer: as the runtime checks a submission (formats are annotations,
@@ -82,8 +86,7 @@ fn compiled(schema: &Value, check: Check) -> Result<Arc<Validator>, String> {
 /// Structure via JSON Schema, then membership in every top-level `enum`, checked on its own so an
 /// option list is enforced even if the schema engine's handling of a keyword ever changes.
 pub fn validate_submission(schema: &Value, values: &Map<String, Value>) -> Result<(), SubmissionError> {
-    check_schema(schema).map_err(SubmissionError::Schema)?;
-    let validator = compiled(schema, Check::Submission).map_err(|e| SubmissionError::Schema(UnusableSchema(e)))?;
+    let validator = usable_validator(schema).map_err(SubmissionError::Schema)?;
     let instance = Value::Object(values.clone());
     if let Some(error) = validator.iter_errors(&instance).next() {
         return Err(SubmissionError::Invalid(InvalidSubmission::Structure { path: error.instance_path().to_string() }));

@@ -60,20 +60,6 @@ fn write_scalar<T: serde::Serialize + ?Sized>(value: &T, out: &mut impl Write) {
     serde_json::to_writer(out, value).expect("a hash or a buffer takes every byte");
 }
 
-/// SHA-256 as `io::Write`, for the canonical bytes to be hashed as they are written.
-struct Hashing(Sha256);
-
-impl Write for Hashing {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// `[{"arguments":…,"id":…,"name":…},…]`, the calls as the canonical form of their JSON has them.
 fn write_calls(calls: &[ToolCall], out: &mut impl Write) {
     put(out, b"[");
@@ -94,10 +80,11 @@ fn write_calls(calls: &[ToolCall], out: &mut impl Write) {
 
 /// The SHA-256 of what `write` writes, in lowercase hex. Each digest writes its object's keys in
 /// sorted order itself, so nothing is copied into a `Value` first.
-fn digest_of(write: impl FnOnce(&mut Hashing)) -> String {
-    let mut hashing = Hashing(Sha256::new());
+fn digest_of(write: impl FnOnce(&mut Sha256)) -> String {
+    // The hash is an `io::Write` itself (the `digest` crate's), so the bytes go straight in.
+    let mut hashing = Sha256::new();
     write(&mut hashing);
-    format!("{:x}", hashing.0.finalize())
+    format!("{:x}", hashing.finalize())
 }
 
 /// Digest of an approval pause: the whole pending turn.
