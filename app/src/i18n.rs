@@ -256,6 +256,8 @@ catalogue! {
     HandBackInputStale => "The question changed after it was shown, so the answer was not taken. Answer again.", "Die Rückfrage hat sich nach dem Anzeigen geändert, deshalb wurde die Antwort nicht übernommen. Bitte erneut antworten.";
     HandBackInputInvalid => "The answer does not fit the question, so it was not taken. Answer again.", "Die Antwort passt nicht zur Rückfrage, deshalb wurde sie nicht übernommen. Bitte erneut antworten.";
     HandBackInputNotPermitted => "Your own permissions do not cover the step this question belongs to, so the answer was not taken.", "Deine eigenen Rechte decken den Schritt nicht ab, zu dem diese Rückfrage gehört, deshalb wurde die Antwort nicht übernommen.";
+    HandBackInputToolGone => "The tool this question belongs to is no longer registered, so the answer was not taken. Write a message of your own to go on.", "Das Werkzeug, zu dem diese Rückfrage gehört, ist nicht mehr registriert, deshalb wurde die Antwort nicht übernommen. Schreib eine eigene Nachricht, um weiterzumachen.";
+    HandBackApprovalToolGone => "The tool of a call on this card is no longer registered, so nothing was carried out. Deny the card, or write a message of your own.", "Das Werkzeug eines Aufrufs auf dieser Karte ist nicht mehr registriert, deshalb wurde nichts ausgeführt. Lehne die Karte ab oder schreib eine eigene Nachricht.";
     HandBackInputAlreadyResuming => "This question was already answered, so this answer was not taken.", "Diese Rückfrage wurde bereits beantwortet, deshalb wurde diese Antwort nicht übernommen.";
     HandBackInputConfigOff => "The AI configuration of this chat is switched off, so the answer was not taken. The question waits until it is switched on again; then answer again.", "Die KI-Konfiguration dieses Chats ist ausgeschaltet, deshalb wurde die Antwort nicht übernommen. Die Rückfrage wartet, bis sie wieder eingeschaltet ist; danach bitte erneut antworten.";
     HandBackNotAwaitingInput => "This question no longer waits for an answer, so nothing was taken.", "Diese Rückfrage wartet nicht mehr auf eine Antwort, deshalb wurde nichts übernommen.";
@@ -422,7 +424,7 @@ catalogue! {
     OAuthDenied => "The sign-in was refused at the authorization server, so nothing was stored.", "Die Anmeldung wurde beim Autorisierungsserver abgelehnt, deshalb wurde nichts gespeichert.";
     OAuthExchange => "The authorization server did not accept the sign-in (the code was wrong, used or expired), so nothing was stored. Try again.", "Der Autorisierungsserver hat die Anmeldung nicht angenommen (der Code war falsch, verbraucht oder abgelaufen), deshalb wurde nichts gespeichert. Bitte erneut versuchen.";
     OAuthDiscovery => "The server's sign-in could not be found or reached, so nothing was stored. Try again later.", "Die Anmeldung des Servers war nicht auffindbar oder nicht erreichbar, deshalb wurde nichts gespeichert. Bitte später erneut versuchen.";
-    OAuthRegistration => "Tourguide could not register with the server's authorization server, so nothing was stored.", "Tourguide konnte sich beim Autorisierungsserver des Servers nicht registrieren, deshalb wurde nichts gespeichert.";
+    OAuthNeedsPublicUrl => "Signing in to this server needs the address people reach Tourguide at (--public-url), which is not set. Ask an admin to set it.", "Die Anmeldung bei diesem Server braucht die Adresse, unter der Tourguide erreichbar ist (--public-url), und die ist nicht gesetzt. Bitte eine Administration, sie zu setzen.";
     OAuthIssuer => "The answer came from another authorization server than expected, so nothing was stored.", "Die Antwort kam von einem anderen Autorisierungsserver als erwartet, deshalb wurde nichts gespeichert.";
     OAuthStorage => "The sign-in could not be saved. Try again.", "Die Anmeldung konnte nicht gespeichert werden. Bitte erneut versuchen.";
     OAuthTitle => "Sign-in to an MCP server", "Anmeldung bei einem MCP-Server";
@@ -437,6 +439,7 @@ catalogue! {
     McpProblemHandshake => "The MCP handshake with it failed.", "Der MCP-Handshake mit ihm ist fehlgeschlagen.";
     McpProblemTimedOut => "It did not answer in time.", "Er hat nicht rechtzeitig geantwortet.";
     McpProblemProtocol => "It did not answer as an MCP server does.", "Er hat nicht wie ein MCP-Server geantwortet.";
+    McpProblemAuthorizationServerChanged => "It now names another sign-in service than the one it was connected with, so nothing is sent there. Check the server, then connect it again.", "Er nennt jetzt einen anderen Anmeldedienst als den, mit dem er verbunden wurde, deshalb wird dorthin nichts gesendet. Bitte den Server prüfen und danach erneut verbinden.";
     McpProblemMisconfigured => "Its configuration cannot be used as given.", "Seine Konfiguration lässt sich so nicht verwenden.";
     McpAddress => "Address", "Adresse";
     McpCommand => "Command", "Befehl";

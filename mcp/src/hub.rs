@@ -141,7 +141,9 @@ impl McpHub {
     /// masked for the log.
     pub async fn begin_sign_in(&self, server: &str, redirect_uri: &str) -> Result<Started, OAuthFailure> {
         let found = self.oauth_server(server)?;
-        crate::oauth::begin(&found.config, redirect_uri).await.map_err(|failure| masked(failure, &found.config))
+        crate::oauth::begin(&found.config, redirect_uri, found.vault.as_ref())
+            .await
+            .map_err(|failure| masked(failure, &found.config))
     }
 
     /// Finishes a sign-in with the callback's `code` (and `iss`, when it names one); the tokens
@@ -231,9 +233,31 @@ impl McpHub {
     }
 }
 
+/// How long a process that has just started waits for a server's first listing before it runs
+/// a tool: the connection's own limit, and its `tools/list`.
+const FIRST_LISTING_LIMIT: Duration = Duration::from_secs(crate::session::CONNECT_TIMEOUT.as_secs() + 10);
+
 struct Source(Arc<Inner>);
 
+impl Source {
+    fn server_of(&self, name: &str) -> Option<&Arc<Server>> {
+        let (server_name, _) = name.split_once('.')?;
+        self.0.servers.iter().find(|server| server.config.name == server_name)
+    }
+}
+
+#[async_trait::async_trait]
 impl ToolSource for Source {
+    async fn first_listing(&self) {
+        // Side by side: the wait is the slowest server's, not their sum.
+        let servers = self.0.servers.iter().map(|server| server.first_listing(FIRST_LISTING_LIMIT));
+        futures::future::join_all(servers).await;
+    }
+
+    fn still_listing(&self, name: &str) -> bool {
+        self.server_of(name).is_some_and(|server| !*server.first_listing.borrow())
+    }
+
     fn tools(&self) -> Vec<RegisteredTool> {
         self.0
             .servers
@@ -251,20 +275,16 @@ impl ToolSource for Source {
     }
 
     fn get(&self, name: &str) -> Option<RegisteredTool> {
-        let (server_name, _) = name.split_once('.')?;
-        let server = self.0.servers.iter().find(|server| server.config.name == server_name)?;
-        server.tools.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(name).cloned()
+        self.server_of(name)?.tools.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(name).cloned()
     }
 
     fn expired_while_absent(&self, name: &str, state: &serde_json::Value) -> Option<Option<String>> {
-        let (server_name, _) = name.split_once('.')?;
-        self.0.servers.iter().find(|server| server.config.name == server_name)?;
+        self.server_of(name)?;
         Some(crate::tool::expired(&self.0.live, state))
     }
 
     fn held_by_while_absent(&self, name: &str, state: &serde_json::Value) -> Option<Option<String>> {
-        let (server_name, _) = name.split_once('.')?;
-        self.0.servers.iter().find(|server| server.config.name == server_name)?;
+        self.server_of(name)?;
         Some(crate::tool::held_by(state))
     }
 }

@@ -68,6 +68,10 @@ pub(crate) struct LiveCalls {
     /// The worker processes that beat lately (every worker's own sweep says so); `None` until
     /// told. A question held by a process not among them can no longer be answered.
     alive: Mutex<Option<HashSet<String>>>,
+    /// Workers known to have stopped (the queue handed this process a job one of them held),
+    /// whether or not this process has read the heartbeats yet. A worker never comes back under
+    /// its name: each start takes a new one.
+    stopped: Mutex<HashSet<String>>,
     timeout: Duration,
     calls: Mutex<HashMap<String, LiveCall>>,
     ended: Mutex<HashMap<String, Ended>>,
@@ -83,6 +87,7 @@ impl LiveCalls {
             instance: uuid::Uuid::new_v4().to_string(),
             others_gone: AtomicBool::new(false),
             alive: Mutex::default(),
+            stopped: Mutex::default(),
             timeout,
             calls: Mutex::default(),
             ended: Mutex::default(),
@@ -156,6 +161,7 @@ impl LiveCalls {
         if let Some(alive) = lock(&self.alive).as_mut() {
             alive.remove(instance);
         }
+        lock(&self.stopped).insert(instance.to_string());
     }
 
     /// Whether question `id` (asked in process `instance`, answerable until `until`) can no
@@ -166,7 +172,8 @@ impl LiveCalls {
             if gone {
                 return Some("Tourguide restarted while the MCP server waited for the answer".to_string());
             }
-            let stopped = lock(&self.alive).as_ref().is_some_and(|alive| !alive.contains(instance));
+            let stopped = lock(&self.stopped).contains(instance)
+                || lock(&self.alive).as_ref().is_some_and(|alive| !alive.contains(instance));
             return stopped.then(|| {
                 "the Tourguide worker that held the MCP server's call stopped while the server waited for the answer"
                     .to_string()

@@ -47,6 +47,9 @@ pub(crate) struct Server {
     pub locks: Arc<RefreshLocks>,
     /// Told when a sign-in to this server was made or forgotten here.
     pub signed_in: Arc<tokio::sync::Notify>,
+    /// True once the first attempt to list its tools ended (listed, failed, or waiting for a
+    /// sign-in): before that, a tool of this server that is missing is not gone, just not here yet.
+    pub first_listing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Server {
@@ -62,6 +65,7 @@ impl Server {
             vault,
             locks,
             signed_in: Arc::new(tokio::sync::Notify::new()),
+            first_listing: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -153,7 +157,17 @@ impl Server {
     }
 
     pub fn set_state(&self, state: ServerState) {
+        let settled = state != ServerState::Starting;
         *self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = state;
+        if settled {
+            self.first_listing.send_if_modified(|done| !std::mem::replace(done, true));
+        }
+    }
+
+    /// Returns once the first attempt to list this server's tools ended, or after `limit`.
+    pub async fn first_listing(&self, limit: Duration) {
+        let mut listed = self.first_listing.subscribe();
+        let _ = tokio::time::timeout(limit, listed.wait_for(|done| *done)).await;
     }
 
     pub fn publish(&self, tools: BTreeMap<String, RegisteredTool>) {

@@ -37,6 +37,11 @@ pub enum Refusal {
     ApproverNotPermitted,
     #[error("the submitter may not run a pending call")]
     SubmitterNotPermitted,
+    /// A pending call's tool (or the tool that asked) is not registered, after the process's
+    /// tool sources listed their tools once: it was removed, or its server is down. Not a
+    /// permission problem. The run keeps waiting.
+    #[error("the tool {name:?} of a pending call is no longer registered")]
+    ToolGone { name: String },
     /// What a pending write would change is no longer what the card showed. Nothing ran; the run
     /// waits with the fresh preview (and a new digest).
     #[error("the record changed since the preview was made")]
@@ -72,6 +77,7 @@ impl Refusal {
             Refusal::StaleTurn => "stale_turn",
             Refusal::ApproverNotPermitted => "approver_not_permitted",
             Refusal::SubmitterNotPermitted => "submitter_not_permitted",
+            Refusal::ToolGone { .. } => "tool_gone",
             Refusal::PreviewStale => "preview_stale",
             Refusal::PreviewFailed => "preview_failed",
             Refusal::EditInvalid(_) => "edit_invalid",

@@ -275,8 +275,20 @@ pub trait Tool: Send + Sync {
 /// Tools that come and go while the server runs (an MCP server's). The registry asks the source
 /// each time, so a run sees the tools as they are when it offers or calls them. A source checks
 /// its tools with [`ToolRegistry::check`] before it publishes them.
+#[async_trait]
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<RegisteredTool>;
+
+    /// Returns once the source has listed its tools for the first time (or its first attempt
+    /// failed), bounded by the source itself: until then a tool it lacks is not there *yet*, not
+    /// gone. A process that has just started waits here before it offers or runs a tool.
+    async fn first_listing(&self) {}
+
+    /// Whether `name` is this source's and the source has not finished its first listing: such a
+    /// tool is not registered *yet*, which a card must not show as gone.
+    fn still_listing(&self, _name: &str) -> bool {
+        false
+    }
 
     fn get(&self, name: &str) -> Option<RegisteredTool> {
         self.tools().into_iter().find(|tool| tool.spec.name == name)
@@ -381,6 +393,19 @@ impl ToolRegistry {
     /// Adds a source of tools that change while the runtime runs.
     pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
         self.sources.push(source);
+    }
+
+    /// Returns once every source has listed its tools once (see [`ToolSource::first_listing`]):
+    /// what a tool lookup finds after it is what the process has, not what it has so far.
+    pub async fn first_listing(&self) {
+        for source in &self.sources {
+            source.first_listing().await;
+        }
+    }
+
+    /// Whether `name` may still appear: its source has not finished its first listing.
+    pub fn still_listing(&self, name: &str) -> bool {
+        !self.tools.contains_key(name) && self.sources.iter().any(|source| source.still_listing(name))
     }
 
     pub fn get(&self, name: &str) -> Option<RegisteredTool> {

@@ -613,7 +613,7 @@ impl Segment<'_> {
                 match self.offered(&call.name) {
                     None => {
                         self.event(EventKind::Tool, json!({ "name": call.name, "outcome": "refused" }));
-                        format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name)
+                        self.not_offered_text(&call.name)
                     }
                     // An approval's continuation carries no input, so an asking tool cannot run here.
                     Some(tool) if tool.spec.asks_input() => not_provided(&call.name),
@@ -633,6 +633,16 @@ impl Segment<'_> {
         }
         self.checkpoint().await?;
         self.rounds_loop().await
+    }
+
+    /// What the model reads for a pending call whose tool is not offered now: gone from the
+    /// registry, or no longer permitted to the run's owner (two different things).
+    fn not_offered_text(&self, name: &str) -> String {
+        if self.registry.get(name).is_none() {
+            format!("Error: tool \"{name}\" is no longer registered and was not executed.")
+        } else {
+            format!("Error: tool \"{name}\" is no longer permitted and was not executed.")
+        }
     }
 
     fn denial_text(&self, call: &ToolCall, verdict: &Verdict) -> String {
@@ -674,8 +684,7 @@ impl Segment<'_> {
                         continue;
                     }
                     (None, _, _) => {
-                        let text =
-                            format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name);
+                        let text = self.not_offered_text(&call.name);
                         self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));
                         continue;
                     }
@@ -704,7 +713,7 @@ impl Segment<'_> {
                     None if self.registry.get(&call.name).is_none() => {
                         Some(format!("Error: unknown tool \"{}\"", call.name))
                     }
-                    None => Some(format!("Error: tool \"{}\" is no longer permitted and was not executed.", call.name)),
+                    None => Some(self.not_offered_text(&call.name)),
                 };
                 if let Some(text) = refusal {
                     self.transcript.push(ChatMessage::tool_result(call.id.clone(), text));

@@ -2,7 +2,8 @@
 //! the conversation's owner covers, the worker records the owner's approval by that policy (a
 //! line, the audit's `auto_approved` row, a job) instead of parking the conversation on the card,
 //! and delivers it like any decision. Never for an owner whose changes wait for a second person
-//! (four-eyes), nor for a card whose preview failed (nothing was shown that could be approved).
+//! (four-eyes), nor for a card whose preview failed (nothing was shown that could be approved),
+//! nor for a call that could send the conversation's outside content away.
 
 use runtime::ApprovalPause;
 use uuid::Uuid;
@@ -22,7 +23,16 @@ impl Turns {
         run: Uuid,
         pause: &ApprovalPause,
     ) -> Result<bool, TurnError> {
-        if pause.preview_failed() || pause.pending_calls.is_empty() {
+        // A tool that is gone runs nothing: its card waits for a person, who is told why. A call
+        // that waits because the run holds outside content (it could send the conversation out)
+        // is a card every time: a standing approval was given for the tool, not for whatever a
+        // file or a server's result may steer it to send. The admin's lever for a tool trusted
+        // not to carry text away is the MCP configuration's `closedWorld` (each such call is
+        // logged), which keeps the call from waiting at all.
+        if pause.preview_failed()
+            || pause.pending_calls.is_empty()
+            || pause.pending_calls.iter().any(|call| !call.tool_registered || call.sends_out)
+        {
             return Ok(false);
         }
         let Some(conversation) = self.store.conversation(conversation_id).await? else { return Ok(false) };

@@ -197,6 +197,8 @@ pub enum ErrorCode {
     InputConfigOff,
     NotAwaitingInput,
     InputNotTaken,
+    /// The tool the question belongs to (or a call of its turn) is no longer registered.
+    InputToolGone,
     // A card handed back.
     StaleTurn,
     AlreadyResuming,
@@ -205,6 +207,8 @@ pub enum ErrorCode {
     ConfigurationInactive,
     NotAwaitingApproval,
     DecisionFailed,
+    /// A call on the card has a tool that is no longer registered.
+    ApprovalToolGone,
     /// What a write would change moved on since its preview; the card has a fresh one.
     PreviewStale,
     /// A write's preview could not be made; the card cannot apply.
@@ -237,6 +241,8 @@ impl ErrorCode {
             ErrorCode::InputConfigOff => "input_config_off",
             ErrorCode::NotAwaitingInput => "not_awaiting_input",
             ErrorCode::InputNotTaken => "input_not_taken",
+            ErrorCode::InputToolGone => "input_tool_gone",
+            ErrorCode::ApprovalToolGone => "approval_tool_gone",
             ErrorCode::StaleTurn => "stale_turn",
             ErrorCode::AlreadyResuming => "already_resuming",
             ErrorCode::ApproverNotPermitted => "approver_not_permitted",
@@ -266,6 +272,8 @@ impl ErrorCode {
             "input_config_off" => ErrorCode::InputConfigOff,
             "not_awaiting_input" => ErrorCode::NotAwaitingInput,
             "input_not_taken" => ErrorCode::InputNotTaken,
+            "input_tool_gone" => ErrorCode::InputToolGone,
+            "approval_tool_gone" => ErrorCode::ApprovalToolGone,
             "stale_turn" => ErrorCode::StaleTurn,
             "already_resuming" => ErrorCode::AlreadyResuming,
             "approver_not_permitted" => ErrorCode::ApproverNotPermitted,
@@ -424,6 +432,8 @@ mod tests {
             ErrorCode::InputConfigOff,
             ErrorCode::NotAwaitingInput,
             ErrorCode::InputNotTaken,
+            ErrorCode::InputToolGone,
+            ErrorCode::ApprovalToolGone,
             ErrorCode::StaleTurn,
             ErrorCode::AlreadyResuming,
             ErrorCode::ApproverNotPermitted,

@@ -13,6 +13,7 @@ pub fn input_code(refusal: &Refusal) -> ErrorCode {
         Refusal::StaleTurn => ErrorCode::InputStale,
         Refusal::InvalidSubmission(_) => ErrorCode::InputInvalid,
         Refusal::SubmitterNotPermitted => ErrorCode::InputNotPermitted,
+        Refusal::ToolGone { .. } => ErrorCode::InputToolGone,
         Refusal::AlreadyResuming => ErrorCode::InputAlreadyResuming,
         Refusal::ConfigurationInactive => ErrorCode::InputConfigOff,
         Refusal::NotWaiting { .. } => ErrorCode::NotAwaitingInput,
@@ -36,6 +37,7 @@ pub fn approval_code(refusal: &Refusal) -> ErrorCode {
         Refusal::StaleTurn => ErrorCode::StaleTurn,
         Refusal::AlreadyResuming => ErrorCode::AlreadyResuming,
         Refusal::ApproverNotPermitted => ErrorCode::ApproverNotPermitted,
+        Refusal::ToolGone { .. } => ErrorCode::ApprovalToolGone,
         Refusal::ConfigurationInactive => ErrorCode::ConfigurationInactive,
         Refusal::NotWaiting { .. } => ErrorCode::NotAwaitingApproval,
         Refusal::PreviewStale => ErrorCode::PreviewStale,
@@ -61,6 +63,8 @@ pub fn sentence(code: ErrorCode, lang: Lang) -> &'static str {
         ErrorCode::InputConfigOff => Text::HandBackInputConfigOff,
         ErrorCode::NotAwaitingInput => Text::HandBackNotAwaitingInput,
         ErrorCode::InputNotTaken => Text::HandBackInputNotTaken,
+        ErrorCode::InputToolGone => Text::HandBackInputToolGone,
+        ErrorCode::ApprovalToolGone => Text::HandBackApprovalToolGone,
         ErrorCode::StaleTurn => Text::HandBackStaleTurn,
         ErrorCode::AlreadyResuming => Text::HandBackAlreadyResuming,
         ErrorCode::ApproverNotPermitted => Text::HandBackApproverNotPermitted,
@@ -99,11 +103,12 @@ mod tests {
     use runtime::RunStatus;
 
     #[test]
-    fn the_six_input_refusals_hand_the_question_back_with_a_sentence_in_both_languages() {
+    fn the_seven_input_refusals_hand_the_question_back_with_a_sentence_in_both_languages() {
         let refusals = [
             Refusal::StaleTurn,
             Refusal::InvalidSubmission(runtime::InvalidSubmission::Structure { path: "x".into() }),
             Refusal::SubmitterNotPermitted,
+            Refusal::ToolGone { name: "everything.echo".into() },
             Refusal::AlreadyResuming,
             Refusal::ConfigurationInactive,
             Refusal::NotWaiting { expected: RunStatus::WaitingForInput },
@@ -119,7 +124,7 @@ mod tests {
         }
         codes.sort();
         codes.dedup();
-        assert_eq!(codes.len(), 6);
+        assert_eq!(codes.len(), 7);
         assert_eq!(input_code(&Refusal::AccessDenied), ErrorCode::InputNotTaken);
         assert_ne!(sentence(ErrorCode::InputNotTaken, Lang::De), Lang::De.t(Text::ErrorTurnFailed));
     }
@@ -131,6 +136,12 @@ mod tests {
         assert_eq!(approval_code(&Refusal::InitiatorOnly), ErrorCode::DecisionFailed);
         assert_eq!(approval_code(&Refusal::PreviewStale), ErrorCode::PreviewStale);
         assert_eq!(approval_code(&Refusal::PreviewFailed), ErrorCode::PreviewFailed);
+        assert_eq!(approval_code(&Refusal::ToolGone { name: "a.b".into() }), ErrorCode::ApprovalToolGone);
+        // A gone tool never reads as a permission refusal, in either language.
+        for lang in Lang::ALL {
+            assert_ne!(sentence(ErrorCode::ApprovalToolGone, lang), sentence(ErrorCode::ApproverNotPermitted, lang));
+            assert_ne!(sentence(ErrorCode::InputToolGone, lang), sentence(ErrorCode::InputNotPermitted, lang));
+        }
         for code in [
             ErrorCode::StaleTurn,
             ErrorCode::AlreadyResuming,
@@ -139,6 +150,7 @@ mod tests {
             ErrorCode::NotAwaitingApproval,
             ErrorCode::PreviewStale,
             ErrorCode::PreviewFailed,
+            ErrorCode::ApprovalToolGone,
         ] {
             assert_ne!(sentence(code, Lang::De), Lang::De.t(Text::ErrorTurnFailed));
         }

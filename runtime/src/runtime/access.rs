@@ -26,24 +26,41 @@ pub(super) fn may_act(actor: &Actor, record: &RunRecord) -> bool {
 
 impl Runtime {
     /// An approver releases writes, so they must be able to run every pending write themselves.
-    /// A tool that is gone cannot be vouched for.
-    pub(super) fn approver_may_run_writes(&self, actor: &Actor, state: &SuspendedState) -> bool {
-        state.pending_calls.iter().all(|call| match self.tools.get(&call.name) {
+    /// A tool that is gone cannot be vouched for: that is its own refusal, not a permission one.
+    pub(super) fn approver_may_run_writes(&self, actor: &Actor, state: &SuspendedState) -> Result<(), Refusal> {
+        self.all_registered(state.pending_calls.iter().map(|call| call.name.as_str()))?;
+        let permitted = state.pending_calls.iter().all(|call| match self.tools.get(&call.name) {
             Some(tool) if !tool.spec.effect.is_write() => true,
             Some(tool) => tool.tool.permits(actor),
             None => false,
-        })
+        });
+        if permitted {
+            Ok(())
+        } else {
+            Err(Refusal::ApproverNotPermitted)
+        }
     }
 
     /// A submitter feeds the whole turn: they must be able to run every pending call and the tool
     /// that asked.
-    pub(super) fn submitter_may_run_turn(&self, actor: &Actor, state: &SuspendedState) -> bool {
+    pub(super) fn submitter_may_run_turn(&self, actor: &Actor, state: &SuspendedState) -> Result<(), Refusal> {
         let input_tool = state.input.as_ref().map(|input| input.tool_name.as_str());
-        state
-            .pending_calls
-            .iter()
-            .map(|call| call.name.as_str())
-            .chain(input_tool)
-            .all(|name| self.tools.get(name).is_some_and(|tool| tool.tool.permits(actor)))
+        let names = || state.pending_calls.iter().map(|call| call.name.as_str()).chain(input_tool);
+        self.all_registered(names())?;
+        if names().all(|name| self.tools.get(name).is_some_and(|tool| tool.tool.permits(actor))) {
+            Ok(())
+        } else {
+            Err(Refusal::SubmitterNotPermitted)
+        }
+    }
+
+    /// Every named tool is registered now. Asked after [`crate::ToolRegistry::first_listing`], so
+    /// one that is missing is gone (removed from the configuration, or its server is down), never
+    /// merely not listed yet.
+    fn all_registered<'a>(&self, mut names: impl Iterator<Item = &'a str>) -> Result<(), Refusal> {
+        match names.find(|name| self.tools.get(name).is_none()) {
+            Some(name) => Err(Refusal::ToolGone { name: name.to_string() }),
+            None => Ok(()),
+        }
     }
 }

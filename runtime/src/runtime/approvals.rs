@@ -22,6 +22,8 @@ impl Runtime {
         let expected = RunStatus::WaitingForApproval;
         let (record, active) = self.waiting_record(run_id, expected).await?;
         authorise_decision(actor, &record, active)?;
+        // As for an answer: a tool not listed yet by a process that has just started is not gone.
+        self.tools.first_listing().await;
         match decode_state(&record) {
             Some(state) if state.input.is_none() => {}
             _ => return Err(Refusal::CorruptState),
@@ -35,9 +37,11 @@ impl Runtime {
         if !digests_match(&state.digest(), decision.digest()) {
             return Err(self.release(&fresh, &token, expected, Refusal::StaleTurn).await);
         }
-        if decision.approved() && !self.approver_may_run_writes(actor, &state) {
-            tracing::info!(run = %run_id, user = actor.user_id, "approver may not run a pending write");
-            return Err(self.release(&fresh, &token, expected, Refusal::ApproverNotPermitted).await);
+        if decision.approved() {
+            if let Err(refusal) = self.approver_may_run_writes(actor, &state) {
+                tracing::info!(run = %run_id, user = actor.user_id, refusal = refusal.code(), "an approval cannot run");
+                return Err(self.release(&fresh, &token, expected, refusal).await);
+            }
         }
         // A write is applied only as its preview showed it: made again now, any difference (or a
         // preview that failed, then or now) hands the card back with the fresh previews.

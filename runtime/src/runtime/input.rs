@@ -28,6 +28,9 @@ impl Runtime {
         let expected = RunStatus::WaitingForInput;
         let (record, active) = self.waiting_record(run_id, expected).await?;
         authorise_decision(actor, &record, active)?;
+        // A process that has just started may not have listed its MCP servers' tools yet: a tool
+        // it lacks before then is not gone, and the answer must not be refused for it.
+        self.tools.first_listing().await;
         let Some(input) = decode_pause(&record).and_then(|state| state.input) else {
             return Err(Refusal::CorruptState);
         };
@@ -50,9 +53,9 @@ impl Runtime {
         if !digests_match(&state.digest(), submission.digest.as_deref()) {
             return Err(self.release(&fresh, &token, expected, Refusal::StaleTurn).await);
         }
-        if !self.submitter_may_run_turn(actor, &state) {
-            tracing::info!(run = %run_id, user = actor.user_id, "submitter may not run a pending call");
-            return Err(self.release(&fresh, &token, expected, Refusal::SubmitterNotPermitted).await);
+        if let Err(refusal) = self.submitter_may_run_turn(actor, &state) {
+            tracing::info!(run = %run_id, user = actor.user_id, refusal = refusal.code(), "an answer's turn cannot run");
+            return Err(self.release(&fresh, &token, expected, refusal).await);
         }
         // Never the values: they are the user's content.
         let mut payload = json!({ "submitted_by": actor.user_id });

@@ -56,7 +56,8 @@ impl Runtime {
                             name: call.name.clone(),
                             arguments: call.arguments.clone(),
                             declares_write: tool.as_ref().is_none_or(|tool| tool.spec.effect.is_write()),
-                            tool_registered: tool.is_some(),
+                            // Not listed yet (a process that has just started) is not gone.
+                            tool_registered: tool.is_some() || self.tools.still_listing(&call.name),
                             origin: tool.as_ref().and_then(|tool| tool.spec.origin.clone()),
                             preview: state.preview_of(&call.id).cloned(),
                             sends_out: tool.as_ref().is_some_and(|tool| outside && tool.spec.open_world),

@@ -51,6 +51,8 @@ impl Runtime {
     /// Worker entry: claims a QUEUED run and drives it until it settles, suspends or stops.
     /// `None` when the run is not queued (or not due yet) or another worker claimed it.
     pub async fn run_queued(&self, run_id: Uuid) -> Result<Option<RunResult>, RuntimeError> {
+        // The tools offered and called are the process's, not those listed so far.
+        self.tools.first_listing().await;
         let token = segment_token("worker");
         let Some(record) = self.store.claim_queued(run_id, &token, self.lease_until()).await? else {
             return Ok(None);

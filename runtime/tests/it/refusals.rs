@@ -204,3 +204,130 @@ async fn an_unreadable_state_is_refused_and_keeps_the_run_waiting() {
     // A run nobody can decide can still be withdrawn.
     assert!(h.runtime.cancel_if_waiting(&OWNER, run_id).await.unwrap().cancelled);
 }
+
+/// A source whose tools are listed only when the test says (an MCP server still connecting after
+/// a restart): until then a lookup finds nothing, and `first_listing` waits, saying it does.
+#[derive(Default)]
+struct LateSource {
+    tools: std::sync::Mutex<Vec<runtime::RegisteredTool>>,
+    listed: tokio::sync::watch::Sender<bool>,
+    waited: tokio::sync::Notify,
+}
+
+impl LateSource {
+    fn list(&self, tools: Vec<Arc<dyn runtime::Tool>>) {
+        *self.tools.lock().unwrap() =
+            tools.into_iter().map(|tool| runtime::ToolRegistry::check(tool).unwrap()).collect();
+        self.listed.send_replace(true);
+    }
+}
+
+#[async_trait::async_trait]
+impl runtime::ToolSource for LateSource {
+    fn tools(&self) -> Vec<runtime::RegisteredTool> {
+        self.tools.lock().unwrap().clone()
+    }
+
+    async fn first_listing(&self) {
+        self.waited.notify_one();
+        let _ = self.listed.subscribe().wait_for(|listed| *listed).await;
+    }
+
+    fn still_listing(&self, name: &str) -> bool {
+        !*self.listed.borrow() && name.starts_with("late.")
+    }
+}
+
+fn with_source(source: Arc<LateSource>, tools: Vec<Arc<dyn runtime::Tool>>) -> Arc<runtime::ToolRegistry> {
+    let mut registry = runtime::ToolRegistry::new();
+    for tool in tools {
+        registry.register(tool).unwrap();
+    }
+    registry.add_source(source);
+    Arc::new(registry)
+}
+
+#[tokio::test]
+async fn a_tool_that_is_gone_is_refused_as_gone_never_as_a_permission() {
+    // A card whose write's tool is no longer registered after a restart.
+    let write = TestTool::write("apply_change", ToolEffect::IdempotentWrite).arc();
+    let (h, run_id, digest) = waiting_for_approval(write.clone()).await;
+    let h = h.restart(vec![Arc::new(AskChoiceTool)], vec![text("Without it.")]).await;
+    let view = status_of(&h.runtime, run_id).await;
+    let Some(PauseView::Approval(card)) = view.pause else { panic!("a card") };
+    assert!(!card.pending_calls[0].tool_registered, "the card says the tool is gone");
+    let refused = h.runtime.approve(&OWNER, run_id, ApprovalDecision::approve(&digest)).await;
+    assert!(matches!(&refused, Err(Refusal::ToolGone { name }) if name == "apply_change"), "{refused:?}");
+    assert_still_waiting(&h, run_id, RunStatus::WaitingForApproval, &digest).await;
+    // A denial needs no tool.
+    h.runtime.approve(&OWNER, run_id, ApprovalDecision::deny(&digest, None)).await.unwrap();
+    assert_eq!(write.executions(), 0);
+
+    // A question whose turn holds a read that is gone.
+    let read = TestTool::read("read_page").arc();
+    let h = Harness::new(
+        vec![read.clone(), Arc::new(AskChoiceTool)],
+        vec![calls(vec![call("r1", "read_page", json!({})), ask("q1", "Which?", &["a", "b"])]), text("Ok.")],
+    )
+    .await;
+    let result = h.runtime.run(request()).await.unwrap();
+    let digest = input_pause(&result).digest;
+    let h = h.restart(vec![Arc::new(AskChoiceTool)], vec![text("Ok.")]).await;
+    let refused = h.runtime.submit_input(&OWNER, result.run_id, submission(json!({"answer": "a"}), &digest)).await;
+    assert!(matches!(&refused, Err(Refusal::ToolGone { name }) if name == "read_page"), "{refused:?}");
+    assert_eq!(refused.unwrap_err().code(), "tool_gone");
+    assert_still_waiting(&h, result.run_id, RunStatus::WaitingForInput, &digest).await;
+    assert_eq!(read.executions(), 0);
+}
+
+#[tokio::test]
+async fn a_decision_and_an_answer_wait_for_a_source_still_listing_its_tools_and_then_run() {
+    // The card's write comes from a source; after a restart the source has not listed it yet.
+    let write = TestTool::write("late.apply_change", ToolEffect::IdempotentWrite).arc();
+    let h = Harness::new(
+        vec![write.clone(), Arc::new(AskChoiceTool)],
+        vec![calls(vec![call("w1", "late.apply_change", json!({"value": "v"}))]), text("Applied.")],
+    )
+    .await;
+    let result = h.runtime.run(request()).await.unwrap();
+    let (run_id, digest) = (result.run_id, approval_pause(&result).digest);
+    let source = Arc::new(LateSource::default());
+    let h = h.restart_with(with_source(source.clone(), vec![Arc::new(AskChoiceTool)]), vec![text("Applied.")]).await;
+    // Not listed yet is not gone: the card says nothing of the kind.
+    let view = status_of(&h.runtime, run_id).await;
+    let Some(PauseView::Approval(card)) = view.pause else { panic!("a card") };
+    assert!(card.pending_calls[0].tool_registered, "a tool not listed yet is not shown as gone");
+
+    let runtime = h.runtime.clone();
+    let approving =
+        tokio::spawn(async move { runtime.approve(&OWNER, run_id, ApprovalDecision::approve(&digest)).await });
+    // The decision waits for the listing instead of being refused for a tool it cannot see.
+    source.waited.notified().await;
+    assert!(!approving.is_finished());
+    source.list(vec![write.clone()]);
+    let approved = approving.await.unwrap().unwrap();
+    assert!(matches!(approved.outcome, runtime::RunOutcome::Completed { .. }), "{:?}", approved.outcome);
+    assert_eq!(write.executions(), 1);
+
+    // The same for an answer whose turn holds a read from the source.
+    let read = TestTool::read("late.read_page").arc();
+    let h = Harness::new(
+        vec![read.clone(), Arc::new(AskChoiceTool)],
+        vec![calls(vec![call("r1", "late.read_page", json!({})), ask("q1", "Which?", &["a", "b"])]), text("Ok.")],
+    )
+    .await;
+    let result = h.runtime.run(request()).await.unwrap();
+    let (run_id, digest) = (result.run_id, input_pause(&result).digest);
+    let source = Arc::new(LateSource::default());
+    let h = h.restart_with(with_source(source.clone(), vec![Arc::new(AskChoiceTool)]), vec![text("Ok.")]).await;
+    let runtime = h.runtime.clone();
+    let answering =
+        tokio::spawn(
+            async move { runtime.submit_input(&OWNER, run_id, submission(json!({"answer": "a"}), &digest)).await },
+        );
+    source.waited.notified().await;
+    source.list(vec![read.clone()]);
+    let answered = answering.await.unwrap().unwrap();
+    assert!(matches!(answered.outcome, runtime::RunOutcome::Completed { .. }), "{:?}", answered.outcome);
+    assert_eq!(read.executions(), 1);
+}

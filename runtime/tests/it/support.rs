@@ -358,12 +358,17 @@ impl Harness {
     /// Simulates a restart: the old runtime and every connection go away, a new runtime opens the
     /// same file with its own provider and registry.
     pub async fn restart(self, tools: Vec<Arc<dyn Tool>>, script: Vec<Step>) -> Self {
+        self.restart_with(registry(tools), script).await
+    }
+
+    /// [`Harness::restart`] with a registry of the test's making (tools from a source, say).
+    pub async fn restart_with(self, registry: Arc<ToolRegistry>, script: Vec<Step>) -> Self {
         let Harness { dir, location, db, runtime, provider: _ } = self;
         drop(runtime);
         db.close().await;
         let db = open_db(&location).await;
         let provider = ScriptedProvider::new(script);
-        let runtime = Arc::new(Runtime::new(db.clone(), registry(tools), provider.clone(), fast_settings()));
+        let runtime = Arc::new(Runtime::new(db.clone(), registry, provider.clone(), fast_settings()));
         Harness { dir, location, db, runtime, provider }
     }
 }

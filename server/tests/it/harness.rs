@@ -75,6 +75,8 @@ pub async fn config_in(dir: &tempfile::TempDir, worker: bool) -> Config {
         public_url: None,
         trusted_proxies: Default::default(),
         token_key: None,
+        // The tests' receivers listen on 127.0.0.1.
+        webhook_private_networks: true,
     }
 }
 
@@ -106,7 +108,11 @@ impl TestServer {
 
     /// A server with the demo model and the test configuration as `adjust` leaves it.
     pub async fn start_adjusted(adjust: impl FnOnce(&mut Config)) -> TestServer {
-        let dir = tempfile::tempdir().unwrap();
+        Self::start_adjusted_in(tempfile::tempdir().unwrap(), adjust).await
+    }
+
+    /// [`TestServer::start_adjusted`] on the database of `dir` (a restart, say).
+    pub async fn start_adjusted_in(dir: tempfile::TempDir, adjust: impl FnOnce(&mut Config)) -> TestServer {
         let mut config = config_in(&dir, true).await;
         adjust(&mut config);
         let running = server::serve(&config, Services::new(Arc::new(demo::DemoProvider))).await.expect("server starts");
@@ -260,7 +266,10 @@ impl Client {
 
     /// Polls until the conversation leaves `processing`, as the page does.
     pub async fn settled_conversation(&self, id: &str) -> Value {
-        for _ in 0..400 {
+        // A bound for a hung test, not a measure: a loaded machine may take a while (a worker
+        // taking over a dead one's job waits out its heartbeat), and a test waits for the event.
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        while std::time::Instant::now() < deadline {
             let (status, value) = self.conversation(id).await;
             assert_eq!(status, 200, "{value}");
             if value["status"] != "processing" {

@@ -20,6 +20,7 @@ mod mail;
 mod mcp;
 mod mcp_links;
 mod mcp_oauth;
+mod mcp_restart;
 mod mcp_workers;
 mod metrics;
 mod model_errors;
