@@ -110,13 +110,13 @@ pub fn shell(options: LeptosOptions, files: SiteFiles) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <AutoReload options/>
                 <link id="leptos" rel="stylesheet" href=files.stylesheet/>
-                <link rel="modulepreload" href=files.script crossorigin=nonce.clone()/>
+                <link rel="modulepreload" href=files.script crossorigin="anonymous"/>
                 <link
                     rel="preload"
                     href=files.wasm
                     r#as="fetch"
                     r#type="application/wasm"
-                    crossorigin=nonce.as_deref().unwrap_or_default().to_string()
+                    crossorigin="anonymous"
                 />
                 <script type="module" nonce=nonce>{files.hydrate}</script>
                 <MetaTags/>

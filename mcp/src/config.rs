@@ -15,7 +15,9 @@
 //! authorization spec): `"oauthMode": "shared"` is one sign-in an admin makes for everyone,
 //! `"per_user"` has each user connect their own account. `oauthClientId` (and
 //! `oauthClientSecret`) name a client registered beforehand; without them the client registers
-//! itself (dynamic client registration).
+//! itself (dynamic client registration), once per server and callback address. The authorization
+//! server its metadata names may be at a private address only when the server's own URL is
+//! (`"oauthPrivateAddresses": true` allows it for a public URL too).
 //!
 //! `closedWorld` names the tools (their MCP names) the admin trusts not to carry what they are
 //! given beyond their own server, whatever their `openWorldHint` says (the spec's default is open
@@ -64,6 +66,10 @@ pub struct OAuthConfig {
     /// A client registered with the authorization server beforehand; `None`: dynamic registration.
     pub client_id: Option<String>,
     pub client_secret: Option<String>,
+    /// The authorization server the server's metadata names may be at a private address
+    /// (`"oauthPrivateAddresses": true`). Without it, only when the server's own URL names a
+    /// private or loopback address; link-local and metadata addresses never.
+    pub private_addresses: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +173,8 @@ struct Entry {
     oauth_client_id: Option<String>,
     #[serde(rename = "oauthClientSecret", alias = "oauth_client_secret")]
     oauth_client_secret: Option<String>,
+    #[serde(rename = "oauthPrivateAddresses", alias = "oauth_private_addresses")]
+    oauth_private_addresses: Option<bool>,
 }
 
 impl McpConfig {
@@ -257,8 +265,13 @@ fn server(name: String, entry: Entry) -> Result<ServerConfig, String> {
             return Err(format!("server {name:?}: closedWorld names tool {tool:?} twice"));
         }
     }
+    let private = entry.oauth_private_addresses;
     let oauth =
-        oauth(&name, &transport, entry.auth, entry.oauth_mode, entry.oauth_client_id, entry.oauth_client_secret)?;
+        oauth(&name, &transport, entry.auth, entry.oauth_mode, entry.oauth_client_id, entry.oauth_client_secret)?
+            .map(|oauth| OAuthConfig { private_addresses: private.unwrap_or(false), ..oauth });
+    if private.is_some() && oauth.is_none() {
+        return Err(format!("server {name:?}: oauthPrivateAddresses needs \"auth\": \"oauth\""));
+    }
     Ok(ServerConfig { name, transport, trust, closed_world, oauth })
 }
 
@@ -301,7 +314,8 @@ fn oauth(
             if client_secret.is_some() && client_id.is_none() {
                 return Err(format!("server {name:?}: oauthClientSecret needs the oauthClientId it belongs to"));
             }
-            Ok(Some(OAuthConfig { mode, client_id, client_secret: client_secret.filter(|secret| !secret.is_empty()) }))
+            let client_secret = client_secret.filter(|secret| !secret.is_empty());
+            Ok(Some(OAuthConfig { mode, client_id, client_secret, private_addresses: false }))
         }
         Some(other) => Err(format!("server {name:?}: auth {other:?} is not \"oauth\" (the only kind of sign-in)")),
     }
@@ -351,7 +365,8 @@ mod tests {
             Some(OAuthConfig {
                 mode: OAuthMode::PerUser,
                 client_id: Some("tourguide".into()),
-                client_secret: Some("s3cret-value".into())
+                client_secret: Some("s3cret-value".into()),
+                private_addresses: false,
             })
         );
         assert!(mine.secrets().contains(&"s3cret-value"));
@@ -368,6 +383,13 @@ mod tests {
         .contains("Authorization header"));
         assert!(problem(r#"{"url": "https://h", "auth": "oauth", "oauthMode": "shared", "oauthClientSecret": "x"}"#)
             .contains("needs the oauthClientId"));
+        assert!(problem(r#"{"url": "https://h", "oauthPrivateAddresses": true}"#).contains("needs \"auth\""));
+        let private = McpConfig::parse(
+            r#"{ "mcpServers": { "corp": { "url": "https://mcp.corp/mcp", "auth": "oauth", "oauthMode": "shared",
+                 "oauthPrivateAddresses": true } } }"#,
+        )
+        .unwrap();
+        assert!(private.servers[0].oauth.as_ref().unwrap().private_addresses);
     }
 
     #[test]

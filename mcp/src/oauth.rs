@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, CredentialRefreshGuard, CredentialStore, InMemoryStateStore,
-    OAuthClientConfig, StateStore, StoredAuthorizationState, StoredCredentials,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, CredentialRefreshGuard, CredentialStore,
+    InMemoryStateStore, OAuthClientConfig, StateStore, StoredAuthorizationState, StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +57,9 @@ pub trait TokenVault: Send + Sync + 'static {
     async fn clear(&self, server: &str, owner: TokenOwner) -> Result<bool, String>;
     /// A user who connected this per-user server: its tools are listed with their sign-in.
     async fn any_user(&self, server: &str) -> Result<Option<i64>, String>;
+    /// The client registered for `server` with callback `redirect_uri`, as opaque text.
+    async fn load_client(&self, server: &str, redirect_uri: &str) -> Result<Option<String>, String>;
+    async fn save_client(&self, server: &str, redirect_uri: &str, client: &str) -> Result<(), String>;
 }
 
 /// Why a sign-in could not be started or finished.
@@ -105,6 +108,73 @@ struct Pending {
     client_id: String,
     client_secret: Option<String>,
     redirect_uri: String,
+    /// The authorization server found at the start: the code goes to it and no other.
+    authorization_server: AuthorizationMetadata,
+}
+
+/// The authorization server a sign-in was made with, kept with the sealed state and then with
+/// the tokens. Every later step (the code's exchange, each refresh) goes to it: a later lookup
+/// that names another issuer or token endpoint is refused, so a server cannot name the real
+/// authorization server at Connect and one of its own later, to be sent the code with its PKCE
+/// verifier, a refresh token, or the configured client's secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Pinned {
+    issuer: Option<String>,
+    token_endpoint: String,
+}
+
+impl Pinned {
+    fn of(metadata: &AuthorizationMetadata) -> Pinned {
+        Pinned { issuer: metadata.issuer.clone(), token_endpoint: metadata.token_endpoint.clone() }
+    }
+
+    /// `Err` when `found` (a lookup made now) is another authorization server than this one.
+    fn check(&self, found: &AuthorizationMetadata) -> Result<(), OAuthFailure> {
+        let now = Pinned::of(found);
+        if now == *self {
+            return Ok(());
+        }
+        Err(OAuthFailure::new(
+            OAuthProblem::IssuerMismatch,
+            format!(
+                "the server now names the authorization server {:?} (token endpoint {}), not {:?} ({}) it was signed in with",
+                now.issuer, now.token_endpoint, self.issuer, self.token_endpoint
+            ),
+        ))
+    }
+}
+
+/// What the vault keeps for one sign-in: rmcp's credentials and the authorization server they
+/// came from (none for a sign-in kept before it was recorded: its issuer, which rmcp keeps, is
+/// held to instead, and the server found then is recorded at the next refresh).
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    credentials: StoredCredentials,
+    authorization_server: Option<Pinned>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum KeptText {
+    Kept(Kept),
+    Plain(StoredCredentials),
+}
+
+fn read_kept(text: &str) -> Result<Kept, serde_json::Error> {
+    Ok(match serde_json::from_str(text)? {
+        KeptText::Kept(kept) => kept,
+        KeptText::Plain(credentials) => Kept { credentials, authorization_server: None },
+    })
+}
+
+/// A client registered with an authorization server, kept (sealed, by the caller's vault) per
+/// server and callback address, so that Connect registers once instead of at every click.
+#[derive(Serialize, Deserialize)]
+struct Registered {
+    client_id: String,
+    client_secret: Option<String>,
+    /// The authorization server it is registered with: only there is it reused.
+    authorization_server: Pinned,
 }
 
 /// One lock per server and owner, so two refreshes of one sign-in in this process do not race
@@ -138,6 +208,17 @@ struct VaultCredentials {
     owner: TokenOwner,
     lock: RefreshLock,
     changed: Arc<tokio::sync::Notify>,
+    /// Kept beside every credentials saved.
+    pinned: Option<Pinned>,
+}
+
+impl VaultCredentials {
+    async fn load_kept(&self) -> Result<Option<Kept>, AuthError> {
+        match self.vault.load(&self.server, self.owner).await.map_err(store_error)? {
+            None => Ok(None),
+            Some(text) => read_kept(&text).map(Some).map_err(store_error),
+        }
+    }
 }
 
 fn store_error(error: impl std::fmt::Display) -> AuthError {
@@ -147,14 +228,12 @@ fn store_error(error: impl std::fmt::Display) -> AuthError {
 #[async_trait]
 impl CredentialStore for VaultCredentials {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match self.vault.load(&self.server, self.owner).await.map_err(store_error)? {
-            None => Ok(None),
-            Some(text) => serde_json::from_str(&text).map(Some).map_err(store_error),
-        }
+        Ok(self.load_kept().await?.map(|kept| kept.credentials))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let text = serde_json::to_string(&credentials).map_err(store_error)?;
+        let kept = Kept { credentials, authorization_server: self.pinned.clone() };
+        let text = serde_json::to_string(&kept).map_err(store_error)?;
         self.vault.save(&self.server, self.owner, &text).await.map_err(store_error)
     }
 
@@ -218,37 +297,97 @@ async fn challenge(url: &str) -> Option<String> {
 }
 
 /// A manager that found the server's authorization server: from the 401's challenge, else the
-/// well-known metadata addresses (rmcp's discovery, which also records the resource indicator).
-async fn discovered(url: &str) -> Result<AuthorizationManager, OAuthFailure> {
+/// well-known metadata addresses (rmcp's discovery, which also records the resource indicator);
+/// and the metadata it found. What the server's metadata names (the authorization server, its
+/// registration and token endpoints) may be at a loopback or private address only when the
+/// server's own URL is of the same kind, or the configuration allows private ones
+/// (`oauthPrivateAddresses`); link-local and metadata addresses never (rmcp's address policy,
+/// checked before each request and on each name's addresses).
+async fn discovered(
+    url: &str,
+    oauth: &OAuthConfig,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), OAuthFailure> {
     let discovery = |error: AuthError| OAuthFailure::new(OAuthProblem::Discovery, error);
-    // The operator configured this server, often on their own network.
-    let mut manager = AuthorizationManager::new_allowing_private_addresses(url).await.map_err(discovery)?;
+    let mut manager = if oauth.private_addresses {
+        AuthorizationManager::new_allowing_private_addresses(url).await
+    } else {
+        AuthorizationManager::new(url).await
+    }
+    .map_err(discovery)?;
     let challenge = challenge(url).await;
     let resolution = manager.resolve_metadata_from_challenge(challenge.as_deref()).await.map_err(discovery)?;
-    manager.set_metadata(resolution.metadata);
-    Ok(manager)
+    manager.set_metadata(resolution.metadata.clone());
+    Ok((manager, resolution.metadata))
+}
+
+/// The client this sign-in uses: the configured one; else the one registered before for this
+/// server and callback address, if it is registered with the authorization server found now;
+/// else one registered now, and kept for the next time.
+async fn client_for(
+    config: &ServerConfig,
+    oauth: &OAuthConfig,
+    manager: &mut AuthorizationManager,
+    found: &AuthorizationMetadata,
+    redirect_uri: &str,
+    scopes: &[String],
+    vault: Option<&Arc<dyn TokenVault>>,
+) -> Result<OAuthClientConfig, OAuthFailure> {
+    let registration = |error: AuthError| OAuthFailure::new(OAuthProblem::Registration, error);
+    if let Some(client_id) = &oauth.client_id {
+        let mut client = OAuthClientConfig::new(client_id.clone(), redirect_uri).with_scopes(scopes.to_vec());
+        if let Some(secret) = &oauth.client_secret {
+            client = client.with_client_secret(secret.clone());
+        }
+        manager.configure_client(client.clone()).map_err(registration)?;
+        return Ok(client);
+    }
+    let here = Pinned::of(found);
+    if let Some(vault) = vault {
+        let kept = vault.load_client(&config.name, redirect_uri).await.unwrap_or_else(|error| {
+            tracing::warn!(server = %config.name, %error, "a registered OAuth client cannot be read; registering again");
+            None
+        });
+        let registered = kept.and_then(|text| serde_json::from_str::<Registered>(&text).ok());
+        if let Some(registered) = registered.filter(|registered| registered.authorization_server == here) {
+            let mut client = OAuthClientConfig::new(registered.client_id, redirect_uri).with_scopes(scopes.to_vec());
+            if let Some(secret) = registered.client_secret {
+                client = client.with_client_secret(secret);
+            }
+            manager.configure_client(client.clone()).map_err(registration)?;
+            return Ok(client);
+        }
+    }
+    let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+    let client = manager.register_client(CLIENT_NAME, redirect_uri, &scope_refs).await.map_err(registration)?;
+    if let Some(vault) = vault {
+        let registered = Registered {
+            client_id: client.client_id.clone(),
+            client_secret: client.client_secret.clone(),
+            authorization_server: here,
+        };
+        let text =
+            serde_json::to_string(&registered).map_err(|error| OAuthFailure::new(OAuthProblem::Storage, error))?;
+        if let Err(error) = vault.save_client(&config.name, redirect_uri, &text).await {
+            // The sign-in goes on with the client; the next Connect registers again.
+            tracing::warn!(server = %config.name, %error, "a registered OAuth client could not be kept");
+        }
+    }
+    Ok(client)
 }
 
 /// Begins a sign-in: discovery, the client (configured, or registered now), the authorization
 /// URL with its PKCE challenge, resource indicator and `state`.
-pub async fn begin(config: &ServerConfig, redirect_uri: &str) -> Result<Started, OAuthFailure> {
+pub(crate) async fn begin(
+    config: &ServerConfig,
+    redirect_uri: &str,
+    vault: Option<&Arc<dyn TokenVault>>,
+) -> Result<Started, OAuthFailure> {
     let (url, oauth) = oauth_of(config)?;
     within(async {
-        let mut manager = discovered(url).await?;
+        let (mut manager, found) = discovered(url, oauth).await?;
         let scopes = manager.select_initial_scopes(&[]).await;
         let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
-        let registration = |error: AuthError| OAuthFailure::new(OAuthProblem::Registration, error);
-        let client = match &oauth.client_id {
-            Some(client_id) => {
-                let mut client = OAuthClientConfig::new(client_id.clone(), redirect_uri).with_scopes(scopes.clone());
-                if let Some(secret) = &oauth.client_secret {
-                    client = client.with_client_secret(secret.clone());
-                }
-                manager.configure_client(client.clone()).map_err(registration)?;
-                client
-            }
-            None => manager.register_client(CLIENT_NAME, redirect_uri, &scope_refs).await.map_err(registration)?,
-        };
+        let client = client_for(config, oauth, &mut manager, &found, redirect_uri, &scopes, vault).await?;
         let states = InMemoryStateStore::new();
         manager.set_state_store(states.clone());
         let authorization_url = manager
@@ -272,6 +411,7 @@ pub async fn begin(config: &ServerConfig, redirect_uri: &str) -> Result<Started,
             client_id: client.client_id,
             client_secret: client.client_secret,
             redirect_uri: redirect_uri.to_string(),
+            authorization_server: found,
         };
         let pending =
             serde_json::to_string(&pending).map_err(|error| OAuthFailure::new(OAuthProblem::Storage, error))?;
@@ -290,11 +430,15 @@ pub(crate) async fn finish(
     code: &str,
     issuer: Option<&str>,
 ) -> Result<(), OAuthFailure> {
-    let (url, _) = oauth_of(config)?;
+    let (url, oauth) = oauth_of(config)?;
     let pending: Pending =
         serde_json::from_str(pending).map_err(|error| OAuthFailure::new(OAuthProblem::Exchange, error))?;
     within(async {
-        let mut manager = discovered(url).await?;
+        let (mut manager, found) = discovered(url, oauth).await?;
+        // The code and its verifier go where the sign-in began, or nowhere.
+        let pinned = Pinned::of(&pending.authorization_server);
+        pinned.check(&found)?;
+        manager.set_metadata(pending.authorization_server.clone());
         let mut client = OAuthClientConfig::new(pending.client_id.clone(), pending.redirect_uri.clone());
         if let Some(secret) = &pending.client_secret {
             client = client.with_client_secret(secret.clone());
@@ -304,7 +448,7 @@ pub(crate) async fn finish(
         let states = InMemoryStateStore::new();
         states.save(&csrf, pending.state).await.map_err(|error| OAuthFailure::new(OAuthProblem::Storage, error))?;
         manager.set_state_store(states);
-        manager.set_credential_store(credentials(config, access));
+        manager.set_credential_store(credentials(config, access, Some(pinned)));
         manager.exchange_code_for_token_with_issuer(code, &csrf, issuer).await.map_err(|error| {
             let problem = match error {
                 AuthError::AuthorizationServerMismatch { .. } | AuthError::AuthorizationServerMissingIssuer { .. } => {
@@ -320,13 +464,14 @@ pub(crate) async fn finish(
     .await
 }
 
-fn credentials(config: &ServerConfig, access: &Access) -> VaultCredentials {
+fn credentials(config: &ServerConfig, access: &Access, pinned: Option<Pinned>) -> VaultCredentials {
     VaultCredentials {
         vault: access.vault.clone(),
         server: config.name.clone(),
         owner: access.owner,
         lock: access.locks.of(&config.name, access.owner),
         changed: access.changed.clone(),
+        pinned,
     }
 }
 
@@ -344,14 +489,33 @@ pub(crate) async fn authorized_client(
     access: &Access,
 ) -> Result<AuthClient<reqwest::Client>, Unsigned> {
     let (url, oauth) = oauth_of(config).map_err(Unsigned::Failed)?;
-    let store = credentials(config, access);
-    let stored = store
-        .load()
+    let mut store = credentials(config, access, None);
+    let kept = store
+        .load_kept()
         .await
         .map_err(|error| Unsigned::Failed(OAuthFailure::new(OAuthProblem::Storage, error)))?
-        .filter(|stored| stored.token_response.is_some())
+        .filter(|kept| kept.credentials.token_response.is_some())
         .ok_or(Unsigned::NotConnected)?;
-    let mut manager = within(discovered(url)).await.map_err(Unsigned::Failed)?;
+    let stored = kept.credentials;
+    let (mut manager, found) = within(discovered(url, oauth)).await.map_err(Unsigned::Failed)?;
+    // A refresh (and its token, and a configured client's secret) goes only to the authorization
+    // server the sign-in was made with.
+    let pinned = match kept.authorization_server {
+        Some(pinned) => {
+            pinned.check(&found).map_err(Unsigned::Failed)?;
+            pinned
+        }
+        None => {
+            if let (Some(was), Some(now)) = (&stored.issuer, &found.issuer) {
+                if was != now {
+                    let detail = format!("the server now names the issuer {now:?}, not {was:?} it was signed in with");
+                    return Err(Unsigned::Failed(OAuthFailure::new(OAuthProblem::IssuerMismatch, detail)));
+                }
+            }
+            Pinned::of(&found)
+        }
+    };
+    store.pinned = Some(pinned);
     // Refreshing needs the client the tokens were issued to; its secret only when it is the
     // configured one (a registered public client has none).
     let mut client = OAuthClientConfig::new(stored.client_id.clone(), url);

@@ -36,6 +36,9 @@ pub enum Problem {
     Protocol,
     /// The configuration cannot be used as given (a header value that is not one).
     Misconfigured,
+    /// Its metadata now names another authorization server than the one it was signed in with:
+    /// nothing (no refresh token, no secret) goes to the new one until it is connected again.
+    AuthorizationServerChanged,
 }
 
 /// A failure: its kind, and what the library said (unredacted; see [`Failure::detail`]).
@@ -85,6 +88,9 @@ impl Failure {
             Problem::TimedOut => format!("the MCP server {name} did not answer in time"),
             Problem::Protocol => format!("the MCP server {name} did not answer as MCP"),
             Problem::Misconfigured => format!("the MCP server {name} is not configured correctly"),
+            Problem::AuthorizationServerChanged => {
+                format!("the MCP server {name} now names another sign-in service than the one it was connected with")
+            }
         }
     }
 }

@@ -28,7 +28,7 @@ use crate::config::{ServerConfig, Transport};
 use crate::problem::{Failure, Problem};
 
 /// How long connecting (spawning and the handshake) may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A question a server asked over a live connection, and where its answer goes.
 pub(crate) struct LiveAsk {
@@ -262,7 +262,13 @@ async fn serve(
                     crate::oauth::Unsigned::NotConnected => {
                         Failure::new(Problem::CredentialsRefused, "nobody is signed in to this server")
                     }
-                    crate::oauth::Unsigned::Failed(failure) => Failure::new(Problem::Unreachable, failure.detail),
+                    crate::oauth::Unsigned::Failed(failure) => {
+                        let problem = match failure.problem {
+                            crate::oauth::OAuthProblem::IssuerMismatch => Problem::AuthorizationServerChanged,
+                            _ => Problem::Unreachable,
+                        };
+                        Failure::new(problem, failure.detail)
+                    }
                 })
             })?;
             let transport = StreamableHttpClientTransport::with_client(client, transport_config);

@@ -58,7 +58,7 @@ impl LoginLimits {
             Some(device) => self.devices.check_key(&device.to_string()).is_ok(),
             None => {
                 let name_ok = self.names.check_key(&name_key.to_string()).is_ok();
-                let address_ok = client.is_none_or(|client| self.addresses.check_key(&client).is_ok());
+                let address_ok = client.is_none_or(|client| self.addresses.check_key(&address_key(client)).is_ok());
                 name_ok && address_ok
             }
         };
@@ -67,6 +67,19 @@ impl LoginLimits {
         self.addresses.retain_recent();
         self.devices.retain_recent();
         allowed
+    }
+}
+
+/// The key an address's attempts count under: an IPv4 address (an IPv4-mapped IPv6 one read as
+/// IPv4), or an IPv6 address's /64. One host is given a whole /64 and picks any address in it,
+/// so counting each address would give it 2^64 budgets.
+fn address_key(client: IpAddr) -> IpAddr {
+    match client.to_canonical() {
+        IpAddr::V6(v6) => {
+            let segments = v6.segments();
+            IpAddr::V6(std::net::Ipv6Addr::new(segments[0], segments[1], segments[2], segments[3], 0, 0, 0, 0))
+        }
+        v4 => v4,
     }
 }
 
@@ -219,5 +232,27 @@ impl AuthBackend for AccountService {
         self.store.set_mail_settings(user.id, &MailSettings { address, notify }).await.map_err(internal)?;
         tracing::info!(user = user.id, notify, "e-mail settings changed");
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ipv6_host_gets_one_budget_for_its_whole_64() {
+        let limits = LoginLimits::per_minute(NonZeroU32::new(1).unwrap());
+        // Three attempts an address a minute; each from another address of one /64.
+        let host = |n: u16| IpAddr::V6(std::net::Ipv6Addr::new(0x2001, 0xdb8, 7, 1, n, n, n, n));
+        let allowed: Vec<bool> = (0..4).map(|n| limits.attempt(&format!("name{n}"), Some(host(n)), None)).collect();
+        assert_eq!(allowed, [true, true, true, false], "one /64, one budget");
+        // Another /64 has its own.
+        let other = IpAddr::V6(std::net::Ipv6Addr::new(0x2001, 0xdb8, 7, 2, 0, 0, 0, 1));
+        assert!(limits.attempt("name9", Some(other), None));
+        // An IPv4-mapped address counts as the IPv4 one.
+        let v4: IpAddr = "192.0.2.7".parse().unwrap();
+        let mapped: IpAddr = "::ffff:192.0.2.7".parse().unwrap();
+        assert_eq!(address_key(mapped), v4);
+        assert_eq!(address_key(v4), v4);
     }
 }

@@ -188,17 +188,27 @@ const CSV_COLUMNS: [&str; 17] = [
     "reason",
 ];
 
-/// One CSV cell (RFC 4180): quoted when it holds a comma, quote or line break, quotes doubled.
-/// A cell a spreadsheet would read as a formula (`=`, `+`, `-`, `@`, or a tab or carriage return
-/// first) gets a `'` in front, so opening an export runs nothing a model or user wrote.
+/// One CSV cell (RFC 4180), always quoted, quotes doubled: a quoted cell is one cell whatever
+/// separator the spreadsheet assumes (German Excel splits an unquoted one on `;`). A cell a
+/// spreadsheet would read as a formula gets a `'` in front, so opening an export runs nothing a
+/// model or user wrote: one whose first character other than blanks and control characters is
+/// `=`, `+`, `-`, `@` (or their full-width forms), or that starts with a tab or carriage return.
 pub fn csv_cell(value: &str) -> String {
-    let guarded =
-        if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{value}") } else { value.to_string() };
-    if guarded.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", guarded.replace('"', "\"\""))
-    } else {
-        guarded
+    let guarded = if reads_as_formula(value) { format!("'{value}") } else { value.to_string() };
+    format!("\"{}\"", guarded.replace('"', "\"\""))
+}
+
+fn reads_as_formula(value: &str) -> bool {
+    if value.starts_with(['\t', '\r']) {
+        return true;
     }
+    let first = value.chars().find(|c| !c.is_whitespace() && !c.is_control() && !is_invisible(*c));
+    matches!(first, Some('=' | '+' | '-' | '@' | '\u{FF1D}' | '\u{FF0B}' | '\u{FF0D}' | '\u{FF20}'))
+}
+
+/// Characters that show as nothing, which a spreadsheet may skip before it reads a cell.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' | '\u{00AD}')
 }
 
 fn csv_line(row: &Row) -> String {
@@ -257,7 +267,7 @@ pub async fn export_csv(
         Ok(rows) => rows,
         Err(refused) => return refused,
     };
-    let mut body = CSV_COLUMNS.join(",");
+    let mut body = CSV_COLUMNS.map(csv_cell).join(",");
     body.push_str("\r\n");
     for row in &rows {
         body.push_str(&csv_line(row));
@@ -287,15 +297,23 @@ mod tests {
 
     #[test]
     fn cells_are_quoted_and_formulas_are_defused() {
-        assert_eq!(csv_cell("plain"), "plain");
+        assert_eq!(csv_cell("plain"), "\"plain\"");
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("a;b"), "\"a;b\"", "one cell also where ; separates");
         assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_cell("two\nlines"), "\"two\nlines\"");
         assert_eq!(csv_cell("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
-        assert_eq!(csv_cell("+1"), "'+1");
-        assert_eq!(csv_cell("-2"), "'-2");
-        assert_eq!(csv_cell("@SUM(A1)"), "'@SUM(A1)");
-        assert_eq!(csv_cell(""), "");
+        assert_eq!(csv_cell("+1"), "\"'+1\"");
+        assert_eq!(csv_cell("-2"), "\"'-2\"");
+        assert_eq!(csv_cell("@SUM(A1)"), "\"'@SUM(A1)\"");
+        assert_eq!(csv_cell(""), "\"\"");
+        // Not only the first character: blanks, control and invisible characters before a formula.
+        for formula in [" =1+1", "\u{A0}=1+1", "\n=1+1", "\u{200B}=1+1", "\u{FEFF}+1", "\t1", "\r1", "\u{FF1D}1+1"] {
+            assert!(csv_cell(formula).starts_with("\"'"), "{formula:?} is defused: {}", csv_cell(formula));
+        }
+        for plain in ["a=b", "1-2", "x@y.example", "Grace"] {
+            assert_eq!(csv_cell(plain), format!("\"{plain}\""));
+        }
     }
 
     #[test]

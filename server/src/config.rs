@@ -52,6 +52,9 @@ pub struct Config {
     /// Seals the tokens of MCP servers that sign in with OAuth (`TOURGUIDE_TOKEN_KEY`, from the
     /// environment only); required once such a server is configured.
     pub token_key: Option<crate::token_key::TokenKey>,
+    /// Whether webhook deliveries may go to loopback and private addresses
+    /// (`--webhook-private-networks`); link-local and metadata addresses never.
+    pub webhook_private_networks: bool,
 }
 
 /// `--public-url`: the scheme and host people use, without a path.
@@ -237,6 +240,11 @@ struct Args {
     /// The sender of that e-mail, e.g. "Tourguide <tourguide@example.com>" [TOURGUIDE_MAIL_FROM]
     #[arg(long, value_name = "ADDRESS")]
     mail_from: Option<String>,
+    /// Whether webhooks may be delivered to loopback and private addresses (10/8, 172.16/12,
+    /// 192.168/16, 100.64/10, fc00::/7): a receiver on this host or this network. Link-local and
+    /// cloud metadata addresses are never reached [TOURGUIDE_WEBHOOK_PRIVATE_NETWORKS] (default off)
+    #[arg(long, value_name = "on|off")]
+    webhook_private_networks: Option<String>,
 }
 
 /// Whether these arguments and this environment ask for JSON logs. Read before the rest of the
@@ -417,6 +425,11 @@ impl Config {
             None => Default::default(),
             Some(text) => crate::proxies::TrustedProxies::parse(&text).ok_or(ConfigError::BadTrustedProxies(text))?,
         };
+        let webhook_private_networks =
+            match args.webhook_private_networks.or_else(|| env("TOURGUIDE_WEBHOOK_PRIVATE_NETWORKS")) {
+                None => false,
+                some => switch("webhook private networks", some)?,
+            };
         let mail = mail_config(args.smtp_url, args.mail_from, &env)?;
         let token_key = match env(crate::token_key::TOKEN_KEY_VARIABLE).filter(|text| !text.trim().is_empty()) {
             None => None,
@@ -428,6 +441,7 @@ impl Config {
             }
         }
         Ok(Config {
+            webhook_private_networks,
             token_key,
             mail,
             trusted_proxies,

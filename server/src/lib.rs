@@ -244,7 +244,7 @@ pub fn router(state: AppState, backends: Backends) -> Router {
         .route(health::HEALTH_PATH, axum::routing::get(health::healthz))
         .route(health::READY_PATH, axum::routing::get(health::readyz))
         .route(telemetry::PATH, axum::routing::get(telemetry::metrics))
-        .route(mcp_oauth::START_PATH, axum::routing::get(mcp_oauth::start))
+        .route(mcp_oauth::START_PATH, axum::routing::post(mcp_oauth::start))
         .route(mcp_oauth::CALLBACK_PATH, axum::routing::get(mcp_oauth::callback))
         .leptos_routes_with_context(
             &state,
@@ -526,6 +526,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
             services.webhooks.clone(),
             config.lease,
             config.public_url.as_ref().map(|url| url.origin.clone()),
+            config.webhook_private_networks,
         )
         .with_reminders(config.reminder_after.map(|after| webhooks::Reminders {
             after,

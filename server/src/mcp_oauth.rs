@@ -1,9 +1,13 @@
 //! Signing in to MCP servers that want OAuth 2.1 (`"auth": "oauth"` in the MCP configuration).
 //!
-//! `GET /mcp/oauth/start?server=NAME` (an admin for a shared server, any signed-in user for
-//! their own account on a per-user one) finds the server's authorization server, registers the
-//! client if none is configured, keeps what the callback needs (the PKCE verifier, the client)
-//! sealed under the hash of the `state`, bound to the session, and sends the browser there.
+//! `POST /mcp/oauth/start` with `server=NAME` (a form, so the origin check stands in front of it:
+//! no other site's page can make a browser begin a sign-in; an admin for a shared server, any
+//! signed-in user for their own account on a per-user one) finds the server's authorization
+//! server, registers the client once per server and callback address if none is configured,
+//! keeps what the callback needs (the PKCE verifier, the client, the authorization server found)
+//! sealed under the hash of the `state`, bound to the session, and sends the browser there. The
+//! callback address is `--public-url`'s; without it there is no sign-in (a Host header is the
+//! client's to write).
 //! `GET /mcp/oauth/callback` takes that back once, for the same session only, exchanges the code
 //! and keeps the tokens sealed ([`Vault`]). A state that is not this session's, a refused consent
 //! or a code the authorization server does not take is a page with a sentence, and stores
@@ -15,13 +19,13 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use axum::extract::{Query, State};
+use axum::extract::{Form, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::Extension;
 use serde::Deserialize;
 
-use app::backend::{session_token_in, ChatBackend, CurrentUser, Https};
+use app::backend::{session_token_in, ChatBackend, CurrentUser};
 use app::i18n::{Lang, Text};
 use mcp::{McpHub, OAuthMode, OAuthProblem, TokenOwner, TokenVault};
 
@@ -67,6 +71,10 @@ fn sign_in_binding(state_hash: &str) -> String {
     format!("mcp-sign-in/{state_hash}")
 }
 
+fn client_binding(server: &str, redirect_uri: &str) -> String {
+    format!("mcp-client/{server}/{redirect_uri}")
+}
+
 #[async_trait]
 impl TokenVault for Vault {
     async fn load(&self, server: &str, owner: TokenOwner) -> Result<Option<String>, String> {
@@ -100,6 +108,22 @@ impl TokenVault for Vault {
 
     async fn any_user(&self, server: &str) -> Result<Option<i64>, String> {
         self.store.any_mcp_user(server).await.map_err(|error| error.to_string())
+    }
+
+    async fn load_client(&self, server: &str, redirect_uri: &str) -> Result<Option<String>, String> {
+        let found = self.store.mcp_client(server, redirect_uri).await.map_err(|error| error.to_string())?;
+        // One that does not open (another key) is none: a new client is registered over it.
+        Ok(found.and_then(|sealed| {
+            self.key
+                .open(&client_binding(server, redirect_uri), &sealed)
+                .ok()
+                .and_then(|plain| String::from_utf8(plain).ok())
+        }))
+    }
+
+    async fn save_client(&self, server: &str, redirect_uri: &str, client: &str) -> Result<(), String> {
+        let sealed = self.key.seal(&client_binding(server, redirect_uri), client.as_bytes());
+        self.store.save_mcp_client(server, redirect_uri, &sealed).await.map_err(|error| error.to_string())
     }
 }
 
@@ -142,8 +166,10 @@ fn page(lang: Lang, status: StatusCode, sentence: Text) -> Response {
 
 fn problem_sentence(problem: OAuthProblem) -> (StatusCode, Text) {
     match problem {
-        OAuthProblem::Discovery => (StatusCode::BAD_GATEWAY, Text::OAuthDiscovery),
-        OAuthProblem::Registration => (StatusCode::BAD_GATEWAY, Text::OAuthRegistration),
+        // One sentence for every step of finding the authorization server and registering with
+        // it: which step failed would tell whoever controls a server's metadata what lies at the
+        // addresses it names (the log has the detail).
+        OAuthProblem::Discovery | OAuthProblem::Registration => (StatusCode::BAD_GATEWAY, Text::OAuthDiscovery),
         OAuthProblem::Exchange => (StatusCode::BAD_REQUEST, Text::OAuthExchange),
         OAuthProblem::IssuerMismatch => (StatusCode::BAD_REQUEST, Text::OAuthIssuer),
         OAuthProblem::Storage => (StatusCode::INTERNAL_SERVER_ERROR, Text::OAuthStorage),
@@ -151,17 +177,10 @@ fn problem_sentence(problem: OAuthProblem) -> (StatusCode, Text) {
     }
 }
 
-/// Where the authorization server sends the browser back: the public URL when one is set, else
-/// the address this request came to.
-fn redirect_uri(sign_ins: &SignIns, headers: &HeaderMap, https: bool) -> Option<String> {
-    let origin = match &sign_ins.public_origin {
-        Some(origin) => origin.clone(),
-        None => {
-            let host = headers.get(header::HOST)?.to_str().ok()?;
-            format!("{}://{host}", if https { "https" } else { "http" })
-        }
-    };
-    Some(format!("{origin}{CALLBACK_PATH}"))
+/// Where the authorization server sends the browser back: `--public-url`'s callback, or none
+/// (a Host header is whatever the client wrote, and the code must come back here only).
+fn redirect_uri(sign_ins: &SignIns) -> Option<String> {
+    sign_ins.public_origin.as_ref().map(|origin| format!("{}{CALLBACK_PATH}", origin.trim_end_matches('/')))
 }
 
 /// What both ends of a sign-in need first: the reader signed in (else the sign-in page), the
@@ -188,9 +207,8 @@ fn language(headers: &HeaderMap) -> Option<&str> {
 pub async fn start(
     State(state): State<AppState>,
     user: Option<Extension<CurrentUser>>,
-    https: Option<Extension<Https>>,
     headers: HeaderMap,
-    Query(query): Query<StartQuery>,
+    Form(query): Form<StartQuery>,
 ) -> Response {
     let (user, lang, sign_ins, token) = match signed_in(&state, user, &headers) {
         Ok(signed_in) => signed_in,
@@ -203,8 +221,9 @@ pub async fn start(
     if shared && !user.admin {
         return page(lang, StatusCode::FORBIDDEN, Text::ErrorForbidden);
     }
-    let Some(redirect_uri) = redirect_uri(sign_ins, &headers, https.is_some()) else {
-        return page(lang, StatusCode::BAD_REQUEST, Text::ErrorBadRequest);
+    let Some(redirect_uri) = redirect_uri(sign_ins) else {
+        tracing::warn!(server = %query.server, "an MCP sign-in needs --public-url for its callback address");
+        return page(lang, StatusCode::SERVICE_UNAVAILABLE, Text::OAuthNeedsPublicUrl);
     };
     let started = match sign_ins.hub.begin_sign_in(&query.server, &redirect_uri).await {
         Ok(started) => started,

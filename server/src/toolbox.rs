@@ -59,6 +59,7 @@ fn problem_view(problem: Problem) -> McpProblemView {
         Problem::TimedOut => McpProblemView::TimedOut,
         Problem::Protocol => McpProblemView::Protocol,
         Problem::Misconfigured => McpProblemView::Misconfigured,
+        Problem::AuthorizationServerChanged => McpProblemView::AuthorizationServerChanged,
     }
 }
 

@@ -53,6 +53,8 @@ pub struct DeliveryWorker {
     /// This process, in `leased_by`.
     id: String,
     client: reqwest::Client,
+    /// Whether a delivery may go to loopback and private addresses (`--webhook-private-networks`).
+    private_allowed: bool,
     wake: Arc<Notify>,
 }
 
@@ -62,10 +64,15 @@ impl DeliveryWorker {
         settings: DeliverySettings,
         lease: Duration,
         public_origin: Option<String>,
+        private_allowed: bool,
     ) -> DeliveryWorker {
         let client = reqwest::Client::builder()
             .timeout(settings.timeout)
             .redirect(reqwest::redirect::Policy::none())
+            // Every name is looked up through this, and only addresses a delivery may reach come
+            // back; an HTTP(S) proxy from the environment would resolve names where this cannot.
+            .dns_resolver(Arc::new(target::GuardedResolver { private_allowed }))
+            .no_proxy()
             .user_agent(concat!("Tourguide-Webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("the HTTP client's settings are valid");
@@ -78,6 +85,7 @@ impl DeliveryWorker {
             mail: None,
             id: uuid::Uuid::new_v4().to_string(),
             client,
+            private_allowed,
             wake: Arc::new(Notify::new()),
         }
     }
@@ -170,24 +178,28 @@ impl DeliveryWorker {
     async fn attempt(&self, delivery: ClaimedDelivery) {
         let timestamp = db::now();
         let (standard, ours) = sign::signatures(&delivery.secret, &delivery.event_id, timestamp, &delivery.body);
-        let sent = self
-            .client
-            .post(&delivery.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header("webhook-id", &delivery.event_id)
-            .header("webhook-timestamp", timestamp.to_string())
-            .header("webhook-signature", standard)
-            .header("Tourguide-Signature", ours)
-            .body(delivery.body.clone())
-            .send()
-            .await;
+        let sent = if target::refused_literal(&delivery.url, self.private_allowed) {
+            Err(REFUSED_ADDRESS.to_string())
+        } else {
+            self.client
+                .post(&delivery.url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header("webhook-id", &delivery.event_id)
+                .header("webhook-timestamp", timestamp.to_string())
+                .header("webhook-signature", standard)
+                .header("Tourguide-Signature", ours)
+                .body(delivery.body.clone())
+                .send()
+                .await
+                .map_err(|error| failure_sentence(&error))
+        };
         let (status, error) = match sent {
             Ok(response) if response.status().is_success() => (Some(response.status().as_u16()), None),
             Ok(response) => {
                 let status = response.status();
                 (Some(status.as_u16()), Some(format!("the receiver answered {status}")))
             }
-            Err(error) => (None, Some(failure_sentence(&error))),
+            Err(sentence) => (None, Some(sentence)),
         };
         let outcome = match (status, error) {
             (Some(status), None) => AttemptOutcome::Delivered { status },
@@ -290,7 +302,18 @@ fn secs(duration: Duration) -> i64 {
 }
 
 /// What went wrong with a request, for the admin's list: the kind, not the client's internals.
+/// Why a delivery to an address it may not reach was not sent (see `target::refused`).
+const REFUSED_ADDRESS: &str =
+    "the receiver's address is link-local, a metadata address, or private or loopback without --webhook-private-networks";
+
 fn failure_sentence(error: &reqwest::Error) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if cause.is::<target::RefusedAddress>() {
+            return REFUSED_ADDRESS.into();
+        }
+        source = cause.source();
+    }
     if error.is_timeout() {
         "the receiver did not answer in time".into()
     } else if error.is_connect() {

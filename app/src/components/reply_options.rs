@@ -37,13 +37,14 @@ pub fn ReplyOptions(conversation_id: String, question: QuestionView, answer: For
     // own, so the conversation stays), then Continue.
     let connect = question.connect.clone().map(|server| {
         view! {
-            <p class="connect-first">
-                <a class="button mcp-connect" href=crate::model::mcp_connect_path(&server) target="_blank" rel="noopener">
+            <form class="connect-first" method="post" action=crate::model::MCP_CONNECT_PATH target="_blank">
+                <input type="hidden" name="server" value=server.clone()/>
+                <button type="submit" class="mcp-connect">
                     {lang.t(Text::McpConnectServer).replacen("{}", &server, 1)}
-                </a>
+                </button>
                 " "
                 <span class="hint">{lang.t(Text::McpConnectThenContinue)}</span>
-            </p>
+            </form>
         }
     });
     let decline = question.declinable.then(|| {

@@ -55,6 +55,7 @@ pub enum McpProblemView {
     TimedOut,
     Protocol,
     Misconfigured,
+    AuthorizationServerChanged,
 }
 
 /// Where an MCP server is, for an admin: the URL with query values and userinfo masked, or the
@@ -89,10 +90,9 @@ pub struct McpOAuthView {
     pub may_change: bool,
 }
 
-/// Where a sign-in to an MCP server begins (a page the browser goes to).
-pub fn mcp_connect_path(server: &str) -> String {
-    format!("/mcp/oauth/start?server={server}")
-}
+/// Where a sign-in to an MCP server begins: a form posted there with the server's name (a post,
+/// so that the origin check stands in front of it), which sends the browser on.
+pub const MCP_CONNECT_PATH: &str = "/mcp/oauth/start";
 
 /// The tools the assistant is offered: the built-in ones and those of each MCP server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

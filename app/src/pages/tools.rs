@@ -10,8 +10,7 @@ use leptos::prelude::*;
 use crate::api::{list_tools, DisconnectMcp, SetPolicyPermit};
 use crate::i18n::{Lang, Text};
 use crate::model::{
-    mcp_connect_path, McpOAuthView, McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView,
-    ToolView,
+    McpOAuthView, McpPlaceView, McpProblemView, McpServerStatus, McpServerView, ToolEffectView, ToolView,
 };
 use crate::pages::header::Header;
 use crate::use_lang;
@@ -133,8 +132,13 @@ fn McpSignIn(
             }
             .into_any()
         } else {
-            view! { <a class="button mcp-connect" href=mcp_connect_path(&server)>{lang.t(Text::McpConnect)}</a> }
-                .into_any()
+            view! {
+                <form method="post" action=crate::model::MCP_CONNECT_PATH class="mcp-connect-form">
+                    <input type="hidden" name="server" value=server.clone()/>
+                    <button type="submit" class="mcp-connect">{lang.t(Text::McpConnect)}</button>
+                </form>
+            }
+            .into_any()
         }
     });
     view! {
@@ -158,6 +162,7 @@ fn problem_sentence(problem: McpProblemView, lang: Lang) -> String {
         McpProblemView::TimedOut => Text::McpProblemTimedOut,
         McpProblemView::Protocol => Text::McpProblemProtocol,
         McpProblemView::Misconfigured => Text::McpProblemMisconfigured,
+        McpProblemView::AuthorizationServerChanged => Text::McpProblemAuthorizationServerChanged,
     };
     lang.t(text).to_string()
 }

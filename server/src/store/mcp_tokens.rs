@@ -41,6 +41,33 @@ impl Store {
         .await)?)
     }
 
+    /// The sealed client registered for `server` with callback `redirect_uri`.
+    pub async fn mcp_client(&self, server: &str, redirect_uri: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(on_read!(&self.db, pool => sqlx::query_scalar(
+            "SELECT sealed FROM mcp_oauth_clients WHERE server = $1 AND redirect_uri = $2",
+        )
+        .bind(server)
+        .bind(redirect_uri)
+        .fetch_optional(pool)
+        .await)?)
+    }
+
+    /// Keeps the sealed registered client, in place of any before.
+    pub async fn save_mcp_client(&self, server: &str, redirect_uri: &str, sealed: &[u8]) -> Result<(), StoreError> {
+        on!(&self.db, pool => sqlx::query(
+            "INSERT INTO mcp_oauth_clients (server, redirect_uri, sealed, updated_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (server, redirect_uri) DO UPDATE SET sealed = excluded.sealed, updated_at = excluded.updated_at",
+        )
+        .bind(server)
+        .bind(redirect_uri)
+        .bind(sealed)
+        .bind(now())
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+        Ok(())
+    }
+
     /// Keeps the sealed tokens, in place of any before.
     pub async fn save_mcp_token(&self, server: &str, user_id: Option<i64>, sealed: &[u8]) -> Result<(), StoreError> {
         let at = now();

@@ -1,7 +1,7 @@
 //! Accounts and their sessions: who may sign in, their role, and whether they may approve their
 //! own changes (four-eyes).
 
-use db::{now, on, on_read};
+use db::{now, on, on_read, Backend};
 
 use super::{Store, StoreError};
 use crate::names;
@@ -116,10 +116,20 @@ impl Store {
         role: Role,
         may_approve_own: bool,
     ) -> Result<i64, StoreError> {
-        let added = on!(&self.db, pool => sqlx::query_scalar(
-            "INSERT INTO users (username, name_key, password_hash, role, may_approve_own, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-        )
+        // SQLite would give a removed newest account's id to the next one (a rowid is the highest
+        // plus one), and with it the audit log's rows that name it: there an account takes the
+        // highest id ever given plus one (`user_ids`). PostgreSQL's identity never repeats one.
+        let sql = match self.db.backend() {
+            Backend::Postgres => {
+                "INSERT INTO users (username, name_key, password_hash, role, may_approve_own, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id"
+            }
+            Backend::Sqlite => {
+                "INSERT INTO users (id, username, name_key, password_hash, role, may_approve_own, created_at)
+                 SELECT highest + 1, $1, $2, $3, $4, $5, $6 FROM user_ids RETURNING id"
+            }
+        };
+        let added = on!(&self.db, pool => sqlx::query_scalar(sql)
         .bind(username)
         .bind(names::key(username))
         .bind(password_hash)
@@ -137,10 +147,18 @@ impl Store {
 
     /// Creates the user only while there is none; false when another process was first.
     pub async fn create_first_user(&self, username: &str, password_hash: &str) -> Result<bool, StoreError> {
-        let created = on!(&self.db, pool => sqlx::query(
-            "INSERT INTO users (username, name_key, password_hash, role, may_approve_own, created_at)
-             SELECT $1, $2, $3, 'admin', $4, $5 WHERE NOT EXISTS (SELECT 1 FROM users)",
-        )
+        // The id as in `add_user`.
+        let sql = match self.db.backend() {
+            Backend::Postgres => {
+                "INSERT INTO users (username, name_key, password_hash, role, may_approve_own, created_at)
+                 SELECT $1, $2, $3, 'admin', $4, $5 WHERE NOT EXISTS (SELECT 1 FROM users)"
+            }
+            Backend::Sqlite => {
+                "INSERT INTO users (id, username, name_key, password_hash, role, may_approve_own, created_at)
+                 SELECT highest + 1, $1, $2, $3, 'admin', $4, $5 FROM user_ids WHERE NOT EXISTS (SELECT 1 FROM users)"
+            }
+        };
+        let created = on!(&self.db, pool => sqlx::query(sql)
         .bind(username)
         .bind(names::key(username))
         .bind(password_hash)
@@ -392,6 +410,13 @@ impl Store {
             .await
             .map(|done| done.rows_affected()))?;
         self.end_sessions(user_id).await?;
+        // A device cookie vouched for a browser that knew the old password: it no longer does
+        // (the per-device sign-in limit would otherwise outlast the change or a lock).
+        on!(&self.db, pool => sqlx::query("DELETE FROM devices WHERE user_id = $1")
+            .bind(user_id)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))?;
         Ok(changed == 1)
     }
 

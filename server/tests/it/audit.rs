@@ -283,8 +283,10 @@ async fn readers_see_their_own_rows_admins_all_and_exports_escape_formulas() {
     assert_eq!((status, kind.as_str()), (200, "text/csv; charset=utf-8"));
     let lines: Vec<&str> = csv.split("\r\n").filter(|line| !line.is_empty()).collect();
     assert_eq!(lines.len(), 3, "{csv}");
-    assert!(lines[0].starts_with("id,time,action,actor_id,actor,owner_id,owner,conversation_id,conversation_title,"));
-    assert!(lines[1].contains(",denied,"), "{}", lines[1]);
+    assert!(lines[0].starts_with(
+        r#""id","time","action","actor_id","actor","owner_id","owner","conversation_id","conversation_title","#
+    ));
+    assert!(lines[1].contains(",\"denied\","), "every cell quoted: {}", lines[1]);
     assert!(lines[1].contains(",\"'=HYPERLINK(\"\"x\"\"),1\","), "quoted and defused: {}", lines[1]);
     assert!(!csv.contains(&mine), "not the admin's conversation");
     let (status, kind, json) = get(&ed, "/audit/export.json?tool=set_title").await;
@@ -629,5 +631,37 @@ async fn a_decision_that_never_reaches_its_run_is_not_on_the_record_as_taking_ef
     assert_eq!(rows[3].run_id.as_deref(), Some(moved_on_run.to_string().as_str()));
     assert_eq!(server.store().run_decision(moved_on_run).await.unwrap(), None, "the decision is gone");
     assert!(effects.titles.lock().unwrap().is_empty(), "nothing was written");
+    server.stop().await;
+}
+
+/// Issue 62: the newest account removed with its conversations (as `server user remove NAME
+/// --delete-conversations` does), a new account added: the new one gets an id of its own, so the
+/// audit rows that name the old one (kept by design) are not the new one's to read, on the page
+/// or in the exports.
+#[tokio::test]
+async fn a_new_account_never_takes_a_removed_accounts_id_or_its_audit_rows() {
+    let effects = Effects::default();
+    let server = server(&effects).await;
+    let ann = server.signed_in("ann").await;
+    let (id, conversation) = waiting(&ann, "write it").await;
+    let (status, _) = decide(&ann, &id, &conversation, "deny").await;
+    assert_eq!(status, 200);
+    let ann_id = server.store().user_by_name("ann").await.unwrap().unwrap().id;
+    assert!(rows_settled(&server, &id, 2).await.iter().all(|row| row.owner_id == Some(ann_id)));
+
+    assert!(server.store().delete_user(ann_id).await.unwrap(), "ann, the newest account, is removed");
+    let bob = server.signed_in("bob").await;
+    let bob_id = server.store().user_by_name("bob").await.unwrap().unwrap().id;
+    assert!(bob_id > ann_id, "ids of people are never given twice: ann {ann_id}, bob {bob_id}");
+
+    let (status, page) = bob.call_json("audit", &[]).await;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(page["rows"], json!([]), "nothing of ann's");
+    for export in ["/audit/export.json", "/audit/export.csv"] {
+        let body = bob.http.get(format!("{}{export}", server.base)).send().await.unwrap().text().await.unwrap();
+        assert!(!body.contains(&id) && !body.contains("set_title"), "{export}: {body}");
+    }
+    // The rows are still there, for an admin.
+    assert_eq!(rows_of(&server, &id).await.len(), 2);
     server.stop().await;
 }

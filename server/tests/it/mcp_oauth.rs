@@ -61,6 +61,9 @@ struct Auth {
     /// The access tokens the MCP endpoint accepted.
     seen: Mutex<Vec<String>>,
     refuse: AtomicBool,
+    /// When set, the protected resource's metadata names this authorization server instead
+    /// (a server that names the real one at Connect and its own later).
+    names_instead: Mutex<Option<String>>,
     accounts: AtomicUsize,
     refreshed: AtomicUsize,
     counter: AtomicUsize,
@@ -101,7 +104,8 @@ impl Auth {
 }
 
 async fn resource_metadata(State(auth): State<Arc<Auth>>) -> Json<Value> {
-    Json(json!({ "resource": auth.resource(), "authorization_servers": [auth.origin], "scopes_supported": ["crm"] }))
+    let named = auth.names_instead.lock().unwrap().clone().unwrap_or_else(|| auth.origin.clone());
+    Json(json!({ "resource": auth.resource(), "authorization_servers": [named], "scopes_supported": ["crm"] }))
 }
 
 async fn server_metadata(State(auth): State<Arc<Auth>>) -> Json<Value> {
@@ -258,12 +262,26 @@ async fn start_protected() -> Arc<Auth> {
 }
 
 async fn tourguide(auth: &Auth, mode: &str) -> TestServer {
+    tourguide_in(auth, mode, tempfile::tempdir().unwrap()).await
+}
+
+/// Tourguide on the database of `dir`, with `--public-url` its own address (a sign-in's callback
+/// is built from it, and from nothing else).
+async fn tourguide_in(auth: &Auth, mode: &str, dir: tempfile::TempDir) -> TestServer {
     let mcp = json!({ "mcpServers": { "crm": { "url": auth.resource(), "auth": "oauth", "oauthMode": mode } } });
-    TestServer::start_adjusted(|config| {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    TestServer::start_adjusted_in(dir, |config| {
         config.mcp = Some(mcp::McpConfig::parse(&mcp.to_string()).unwrap());
         config.token_key = server::token_key::TokenKey::parse(KEY);
+        config.address = format!("127.0.0.1:{port}").parse().unwrap();
+        config.public_url = server::config::PublicUrl::parse(&format!("http://127.0.0.1:{port}"));
     })
     .await
+}
+
+/// Connect, as the Tools page's form posts it.
+async fn start(client: &Client, server: &str) -> reqwest::Response {
+    client.http.post(format!("{}/mcp/oauth/start", client.base)).form(&[("server", server)]).send().await.unwrap()
 }
 
 fn location(response: &reqwest::Response) -> String {
@@ -273,8 +291,7 @@ fn location(response: &reqwest::Response) -> String {
 
 /// Start → the authorization server → the callback URL it sends the browser to (not yet opened).
 async fn consent(client: &Client, server: &str) -> String {
-    let start = client.http.get(format!("{}/mcp/oauth/start?server={server}", client.base)).send().await.unwrap();
-    let authorize = location(&start);
+    let authorize = location(&start(client, server).await);
     let consented = client.http.get(authorize).send().await.unwrap();
     location(&consented)
 }
@@ -325,20 +342,18 @@ async fn an_admins_shared_sign_in_offers_the_tools_and_calls_carry_its_token_sea
     assert_eq!(crm(&admin).await["status"]["state"], "sign_in_needed");
 
     // An editor may not make the shared sign-in: a sentence, and nothing begun.
-    let refused = editor.http.get(format!("{}/mcp/oauth/start?server=crm", editor.base)).send().await.unwrap();
-    let (status, page) = sentence(refused).await;
+    let (status, page) = sentence(start(&editor, "crm").await).await;
     assert_eq!(status, 403);
     assert!(page.contains("Your account may not do this."), "{page}");
     assert_eq!(server.store().pending_mcp_sign_ins().await.unwrap(), 0);
-    let unknown = admin.http.get(format!("{}/mcp/oauth/start?server=nope", admin.base)).send().await.unwrap();
-    assert_eq!(sentence(unknown).await.0, 404);
+    assert_eq!(sentence(start(&admin, "nope").await).await.0, 404);
     // Nobody signed in, at either end: the sign-in page, and nothing begun or taken.
     let anonymous = server.client();
-    for end in ["start?server=crm", "callback?state=x&code=y"] {
-        let response = anonymous.http.get(format!("{}/mcp/oauth/{end}", anonymous.base)).send().await.unwrap();
-        assert!(response.status().is_redirection(), "{end}: {}", response.status());
-        assert_eq!(location(&response), "/login", "{end}");
-    }
+    let response = start(&anonymous, "crm").await;
+    assert_eq!(location(&response), "/login");
+    let response =
+        anonymous.http.get(format!("{}/mcp/oauth/callback?state=x&code=y", anonymous.base)).send().await.unwrap();
+    assert_eq!(location(&response), "/login");
     assert_eq!(server.store().pending_mcp_sign_ins().await.unwrap(), 0);
 
     let done = connect(&admin, "crm").await;
@@ -532,7 +547,7 @@ async fn a_per_user_call_waits_for_its_user_to_connect_and_then_carries_their_ow
 
     // The chat shows the way to connect.
     let page = editor.http.get(format!("{}/c/{id}", editor.base)).send().await.unwrap().text().await.unwrap();
-    assert!(page.contains(r#"href="/mcp/oauth/start?server=crm""#), "{page}");
+    assert!(page.contains(r#"action="/mcp/oauth/start""#) && page.contains(r#"value="crm""#), "{page}");
 
     // Connecting carries the waiting run on by itself, with the editor's own account.
     assert_eq!(location(&connect(&editor, "crm").await), "/tools");
@@ -591,5 +606,103 @@ async fn a_sign_in_that_does_not_open_with_the_key_counts_as_not_connected_and_t
     // Connecting again writes a sign-in that opens.
     assert_eq!(location(&connect(&admin, "crm").await), "/tools");
     assert_eq!(crm(&admin).await["oauth"]["connected"], true);
+    server.stop().await;
+}
+
+/// Issue 62: Connect begins only by a post from this site (a GET is no route, another site's
+/// post is refused by the origin check), and registers one client per server and callback
+/// address, however often it is clicked.
+#[tokio::test]
+async fn connect_is_a_post_from_this_site_and_registers_one_client_for_every_click() {
+    let auth = start_protected().await;
+    let server = tourguide(&auth, "shared").await;
+    let admin = server.signed_in("demo").await;
+    let got = admin.http.get(format!("{}/mcp/oauth/start?server=crm", admin.base)).send().await.unwrap();
+    assert_eq!(got.status().as_u16(), 405, "a link or an image on any page cannot begin a sign-in");
+    let cross_site = admin
+        .http
+        .post(format!("{}/mcp/oauth/start", admin.base))
+        .header("origin", "https://evil.example")
+        .form(&[("server", "crm")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cross_site.status().as_u16(), 403);
+    assert_eq!(server.store().pending_mcp_sign_ins().await.unwrap(), 0);
+    assert!(auth.clients.lock().unwrap().is_empty(), "nothing registered");
+    let page = admin.http.get(format!("{}/tools", admin.base)).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains(r#"action="/mcp/oauth/start""#), "the page's Connect is a form: {page}");
+
+    // Three clicks, two of them left unfinished: one client.
+    consent(&admin, "crm").await;
+    consent(&admin, "crm").await;
+    assert_eq!(location(&connect(&admin, "crm").await), "/tools");
+    assert_eq!(auth.clients.lock().unwrap().len(), 1, "one registration for the server and its callback");
+    server.stop().await;
+}
+
+/// Issue 62: without `--public-url` the callback address would come from the request's Host
+/// header: Connect says what is missing, and nothing is registered or begun.
+#[tokio::test]
+async fn without_a_public_url_connect_says_what_is_missing_and_begins_nothing() {
+    let auth = start_protected().await;
+    let mcp = json!({ "mcpServers": { "crm": { "url": auth.resource(), "auth": "oauth", "oauthMode": "shared" } } });
+    let server = TestServer::start_adjusted(|config| {
+        config.mcp = Some(mcp::McpConfig::parse(&mcp.to_string()).unwrap());
+        config.token_key = server::token_key::TokenKey::parse(KEY);
+    })
+    .await;
+    let admin = server.signed_in("demo").await;
+    let (status, page) = sentence(start(&admin, "crm").await).await;
+    assert_eq!(status, 503);
+    assert!(page.contains("--public-url"), "{page}");
+    assert!(auth.clients.lock().unwrap().is_empty(), "nothing registered");
+    assert_eq!(server.store().pending_mcp_sign_ins().await.unwrap(), 0);
+    server.stop().await;
+}
+
+/// Issue 62: a server that names the real authorization server at Connect and another one
+/// later: the code (with its verifier) and the refresh token go to the one the sign-in began
+/// with or nowhere, and the Tools page says why the server is off.
+#[tokio::test]
+async fn an_authorization_server_named_later_gets_neither_the_code_nor_a_refresh_token() {
+    let auth = start_protected().await;
+    let evil = start_protected().await;
+    let server = tourguide(&auth, "shared").await;
+    let admin = server.signed_in("demo").await;
+
+    // Begun with the real one; the callback comes while the server names the other.
+    let callback = consent(&admin, "crm").await;
+    *auth.names_instead.lock().unwrap() = Some(evil.origin.clone());
+    let (status, page) = sentence(admin.http.get(&callback).send().await.unwrap()).await;
+    assert_eq!(status, 400);
+    assert!(page.contains("another authorization server than expected"), "{page}");
+    assert!(evil.resources.lock().unwrap().is_empty(), "the other one was sent no code");
+    assert_eq!(stored(&server, None).await, None);
+
+    // Signed in with the real one; later the server names the other.
+    *auth.names_instead.lock().unwrap() = None;
+    assert_eq!(location(&connect(&admin, "crm").await), "/tools");
+    let kept = stored(&server, None).await.unwrap();
+    *auth.names_instead.lock().unwrap() = Some(evil.origin.clone());
+    auth.expire_access_tokens();
+    let dir = server.stop().await;
+    let server = tourguide_in(&auth, "shared", dir).await;
+    let admin = server.signed_in("demo").await;
+    let mut shown = Value::Null;
+    for _ in 0..200 {
+        shown = crm(&admin).await;
+        if shown["status"]["problem"]["kind"] == "authorization_server_changed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(shown["status"]["problem"]["kind"], "authorization_server_changed", "{shown}");
+    let page = admin.http.get(format!("{}/tools", admin.base)).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("names another sign-in service than the one it was connected with"), "{page}");
+    assert!(evil.resources.lock().unwrap().is_empty(), "the other one was sent no refresh token");
+    assert!(evil.clients.lock().unwrap().is_empty());
+    assert_eq!(auth.refreshed.load(Ordering::SeqCst), 0);
+    assert_eq!(stored(&server, None).await, Some(kept), "the sign-in is kept as it was");
     server.stop().await;
 }

@@ -109,3 +109,37 @@ async fn a_tool_the_configuration_trusts_as_closed_world_runs_without_a_card() {
     let transcript = server.transcript(&id).await;
     assert!(transcript.last().unwrap().contains("c.gz"), "{transcript:?}");
 }
+
+/// Issue 62: "Always allow" for an open-world tool, then a poisoned file: the call still waits on
+/// its card saying where the text could go; the standing approval covers the tool, not that.
+#[tokio::test]
+async fn a_standing_approval_never_skips_the_card_of_a_call_that_could_send_outside_content_out() {
+    let server = TestServer::start_with_mcp(config(false)).await;
+    let client = server.signed_in("demo").await;
+    wait_for_tool(&client, FETCH).await;
+    let id = client.create_conversation().await;
+    attach(&server, &client, &id).await;
+    say(&client, &id, "Read my notes.").await;
+    let conversation = say(&client, &id, &fetch("a.gz")).await;
+    assert_eq!(conversation["status"], "awaiting_approval", "{conversation}");
+    assert_eq!(conversation["card"]["always"]["tools"], FETCH, "{conversation}");
+    let digest = conversation["card"]["digest"].as_str().unwrap();
+    let form =
+        [("conversation_id", id.as_str()), ("digest", digest), ("decision", "approve"), ("always", "conversation")];
+    let (status, body) = client.call_json("decide", &form).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(client.settled_conversation(&id).await["status"], "idle");
+    let (status, policies) = client.call_json("policies", &[]).await;
+    assert_eq!((status, policies.as_array().map(Vec::len)), (200, Some(1)), "{policies}");
+
+    // The next call of the tool in this conversation still waits, saying where the text could go.
+    let conversation = say(&client, &id, &fetch("b.gz")).await;
+    assert_eq!(conversation["status"], "awaiting_approval", "{conversation}");
+    assert_eq!(conversation["card"]["calls"][0]["sends_out_to"], "MCP server everything");
+    let transcript = server.transcript(&id).await;
+    assert!(!transcript.iter().any(|line| line.contains("Approved automatically")), "{transcript:?}");
+    assert!(
+        !transcript.iter().any(|line| line.starts_with("Noted.") && line.contains("b.gz")),
+        "nothing ran: {transcript:?}"
+    );
+}

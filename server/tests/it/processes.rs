@@ -247,6 +247,8 @@ impl ServerProcess {
             .env("TOURGUIDE_WORKER", switch(worker))
             .env("TOURGUIDE_WEB", switch(web))
             .env("TOURGUIDE_LEASE_SECONDS", LEASE_SECONDS)
+            // The tests' webhook receivers listen on 127.0.0.1.
+            .env("TOURGUIDE_WEBHOOK_PRIVATE_NETWORKS", "on")
             .env("RUST_LOG", "warn")
             .envs(environment.iter().map(|(name, value)| (*name, value.as_str())))
             .stdout(Stdio::piped())

@@ -219,6 +219,18 @@ async fn every_page_and_api_answers_with_the_security_headers() {
             let bears = attributes.iter().find(|(name, _)| name == "nonce").map(|(_, value)| value.as_str());
             assert_eq!(bears, Some(nonce.as_str()), "{path}: a script without this response's nonce");
         }
+        // Only a script's `nonce` attribute holds it (the browser hides that one from the page's
+        // own scripts); any other attribute would hand it to whatever reads the DOM.
+        for (name, attributes) in tags_of(&html) {
+            for (attribute, value) in attributes {
+                if attribute != "nonce" {
+                    assert!(!value.contains(&nonce), "{path}: <{name} {attribute}> holds the nonce");
+                }
+                if attribute == "crossorigin" {
+                    assert_eq!(value, "anonymous", "{path}: <{name}>");
+                }
+            }
+        }
     }
     let again = client.http.get(format!("{}/c/{id}", server.base)).send().await.unwrap();
     let first = client.http.get(format!("{}/c/{id}", server.base)).send().await.unwrap();

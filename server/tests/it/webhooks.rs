@@ -347,6 +347,8 @@ async fn a_url_that_is_not_http_malformed_or_this_server_is_refused_and_nothing_
     let admin = server.signed_in("demo").await;
     let own = format!("{}/api/decide", server.base);
     let own_by_name = own.replace("127.0.0.1", "localhost");
+    // IPv4-mapped IPv6 is the same address (issue 62).
+    let own_mapped = own.replace("127.0.0.1", "[::ffff:127.0.0.1]");
     let scheme = "A webhook's address must start with http:// or https://.";
     let malformed = "The webhook's address must be a full URL such as https://hooks.example.com/tourguide.";
     let this_server = "That address is this server itself; a webhook must go to another service.";
@@ -364,6 +366,7 @@ async fn a_url_that_is_not_http_malformed_or_this_server_is_refused_and_nothing_
         ),
         (&own, "run.waiting", this_server),
         (&own_by_name, "run.waiting", this_server),
+        (&own_mapped, "run.waiting", this_server),
         ("https://hooks.example.com/x", "", "Choose at least one event for the webhook."),
         ("https://hooks.example.com/x", "run.everything", "Choose at least one event for the webhook."),
     ];
@@ -688,4 +691,34 @@ fn the_operator_adds_lists_and_removes_webhooks_from_the_command_line() {
     assert_eq!((code, err.as_str()), (1, "tourguide: no webhook 1\n"));
     let (_, out, _) = command(&database, &["webhook", "list"], "");
     assert_eq!(out, "");
+}
+
+/// Issue 62: without `--webhook-private-networks`, a delivery reaches no loopback or private
+/// address, whether written out or behind a name that resolves to one; the delivery says why and
+/// the receiver hears nothing. With it, the same receiver gets the event.
+#[tokio::test]
+async fn without_the_option_a_delivery_reaches_no_loopback_address_by_number_or_by_name() {
+    let mut services = quick_services();
+    services.webhooks.give_up_after = Duration::from_secs(1);
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config_in(&dir, true).await;
+    config.webhook_private_networks = false;
+    let running = server::serve(&config, services).await.expect("server starts");
+    let base = format!("http://{}", running.address.unwrap());
+    let admin = Client::new(&base);
+    admin.sign_in("demo").await;
+    let receiver = Receiver::start().await;
+    let by_name = receiver.url.replace("127.0.0.1", "localhost");
+    for url in [receiver.url.as_str(), by_name.as_str()] {
+        add_webhook(&admin, url, "run.failed").await;
+    }
+    let event_id = put_in_outbox(&running.store, "run.failed", waiting_payload("Inside")).await;
+    settled(&running.store, &event_id, "failed").await;
+    let (_, page) = admin.call_json("admin_webhooks", &[]).await;
+    for delivery in page["deliveries"].as_array().unwrap() {
+        let error = delivery["last_error"].as_str().unwrap_or_default();
+        assert!(error.contains("--webhook-private-networks"), "{delivery}");
+    }
+    assert!(receiver.got().is_empty(), "nothing reached the receiver");
+    running.stop().await;
 }
