@@ -33,6 +33,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 use app::backend::CurrentUser;
 
 use crate::live_html::LiveHtml;
+use crate::session_watch::{SessionWatch, IDLE_LOOK};
 use crate::store::Store;
 
 pub const PATH: &str = "/events/conversations/{id}";
@@ -138,6 +139,12 @@ impl ConversationEvents {
 
     pub fn changed(&self, conversation_id: &str) {
         self.send(Change::Changed(Arc::from(conversation_id)));
+    }
+
+    /// Some of `user`'s sessions ended (a sign-out, "end other sessions", a new password): every
+    /// process's streams of that user look whether theirs is still open, and end if not.
+    pub fn sessions_ended(&self, user: i64) {
+        self.changed(&crate::session_watch::sessions_ended_payload(user));
     }
 
     /// A change its own write announced on PostgreSQL (`store::Then::Announce`, a NOTIFY in the
@@ -335,6 +342,7 @@ pub async fn stream(
     State(store): State<Store>,
     State(events): State<ConversationEvents>,
     user: Option<Extension<CurrentUser>>,
+    headers: axum::http::HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
     let Some(Extension(user)) = user else {
@@ -353,7 +361,8 @@ pub async fn stream(
         let _ = shutdown.wait_for(|stopped| *stopped).await;
     };
     let open = crate::telemetry::OpenStream::open();
-    let events = futures::StreamExt::take_until(changes(events.subscribe(), id, store), until_shutdown);
+    let watch = SessionWatch::new(store.clone(), &headers, user.id);
+    let events = futures::StreamExt::take_until(changes(events.subscribe(), id, store, watch), until_shutdown);
     // The guard goes with the stream: however the stream ends, dropping it closes the count.
     let events = futures::StreamExt::map(events, move |event| {
         let _ = &open;
@@ -368,17 +377,20 @@ struct Listening {
     id: String,
     store: Store,
     live: LiveHtml,
+    /// The stream ends with its session.
+    watch: SessionWatch,
 }
 
 fn changes(
     receiver: broadcast::Receiver<Change>,
     id: String,
     store: Store,
+    watch: SessionWatch,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     // Browsers drop an event whose data is empty, so every event carries data.
     let ready_id = id.clone();
     let ready = stream::once(async move { Ok(Event::default().event("ready").data(ready_id)) });
-    let listening = Listening { receiver, id, store, live: LiveHtml::default() };
+    let listening = Listening { receiver, id, store, live: LiveHtml::default(), watch };
     let changed = stream::unfold(listening, |mut state| async move {
         let event = state.next().await?;
         Some((Ok(event), state))
@@ -387,14 +399,27 @@ fn changes(
 }
 
 impl Listening {
-    /// The next event for the page: a change, a piece of the reply, or the reply rendered so far
-    /// (issue 40: as markdown while it grows) when one is due. `None` when the fan-out closed.
+    /// The next event for the page, while its session is open (`None` ends the stream).
     async fn next(&mut self) -> Option<Event> {
+        let event = self.next_event().await?;
+        self.watch.open(false).await.then_some(event)
+    }
+
+    /// The next event for the page: a change, a piece of the reply, or the reply rendered so far
+    /// (issue 40: as markdown while it grows) when one is due. `None` when the fan-out closed or
+    /// the stream's session ended.
+    async fn next_event(&mut self) -> Option<Event> {
         loop {
             let due = self.live.due();
             let received = tokio::select! {
                 received = self.receiver.recv() => Some(received),
                 _ = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => None,
+                () = tokio::time::sleep(IDLE_LOOK) => {
+                    if !self.watch.open(true).await {
+                        return None;
+                    }
+                    continue;
+                }
             };
             let Some(received) = received else {
                 match self.rendered().await {
@@ -403,6 +428,11 @@ impl Listening {
                 }
             };
             match received {
+                Ok(Change::Changed(changed)) if self.watch.concerns(&changed) => {
+                    if !self.watch.open(true).await {
+                        return None;
+                    }
+                }
                 Ok(Change::Changed(changed)) if *changed == *self.id || &*changed == EVERY => {
                     return Some(Event::default().event("changed").data(self.id.as_str()));
                 }

@@ -36,6 +36,7 @@ pub mod poll_route;
 pub mod proxies;
 pub mod request_refusal;
 mod route_reply;
+mod session_watch;
 pub mod skills;
 pub mod store;
 pub mod telemetry;
@@ -574,7 +575,8 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
                 Arc::new(account::LoginLimits::per_minute(config.login_attempts)),
             )
             .with_session_length(config.session_length)
-            .with_mail(config.mail.is_some()),
+            .with_mail(config.mail.is_some())
+            .with_events(events.clone()),
         ),
         chat: chat.clone(),
         audit: Arc::new(audit_log::AuditService::new(store.clone())),
@@ -582,6 +584,7 @@ pub async fn serve_with_store(config: &Config, store: Store, services: Services)
         tools: Arc::new(ToolsService::new(runtime.clone(), mcp, store.clone())),
         admin: Arc::new(
             admin::AdminService::new(store.clone())
+                .with_events(events.clone())
                 .with_webhook_targets(own_address.clone(), config.public_url.as_ref().map(|url| url.origin.clone())),
         ),
     };

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use app::backend::CurrentUser;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
@@ -23,6 +23,7 @@ use tokio::sync::broadcast;
 
 use crate::chat::waiting_view;
 use crate::events::{Change, ConversationEvents, Owners, EVERY};
+use crate::session_watch::{is_sessions_ended, SessionWatch, IDLE_LOOK};
 use crate::store::{Store, WaitingCount};
 
 pub const PATH: &str = "/events/user";
@@ -33,6 +34,7 @@ pub async fn stream(
     State(store): State<Store>,
     State(events): State<ConversationEvents>,
     user: Option<Extension<CurrentUser>>,
+    headers: HeaderMap,
 ) -> Response {
     let Some(Extension(user)) = user else {
         return StatusCode::UNAUTHORIZED.into_response();
@@ -45,6 +47,7 @@ pub async fn stream(
     let reader = Reader {
         changes: events.subscribe(),
         owners: events.owners().clone(),
+        watch: SessionWatch::new(store.clone(), &headers, user.id),
         store,
         user: user.id,
         reviews: user.reviews(),
@@ -62,6 +65,8 @@ pub async fn stream(
 struct Reader {
     changes: broadcast::Receiver<Change>,
     owners: Owners,
+    /// The stream ends with its session.
+    watch: SessionWatch,
     store: Store,
     user: i64,
     reviews: bool,
@@ -105,6 +110,9 @@ impl Reader {
                 None
             };
             self.last = Some(now.clone());
+            if !self.watch.open(false).await {
+                return None;
+            }
             let data = serde_json::to_string(&waiting_view(now, latest)).unwrap_or_default();
             return Some(Event::default().event("waiting").data(data));
         }
@@ -114,7 +122,22 @@ impl Reader {
     /// it. `None` once the server's changes end.
     async fn changed(&mut self) -> Option<()> {
         loop {
-            match self.changes.recv().await {
+            let received = tokio::select! {
+                received = self.changes.recv() => received,
+                () = tokio::time::sleep(IDLE_LOOK) => {
+                    if !self.watch.open(true).await {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            match received {
+                // Sessions ended: this stream's, perhaps; nobody's count moved.
+                Ok(Change::Changed(payload)) if is_sessions_ended(&payload) => {
+                    if self.watch.concerns(&payload) && !self.watch.open(true).await {
+                        return None;
+                    }
+                }
                 Ok(Change::Changed(conversation)) => {
                     if self.concerns(conversation).await {
                         break;

@@ -370,13 +370,25 @@ impl Store {
         Ok(())
     }
 
-    pub async fn delete_session(&self, token_hash: &str) -> Result<(), StoreError> {
-        on!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE token_hash = $1")
+    /// Ends one session; whose it was, if it was one.
+    pub async fn delete_session(&self, token_hash: &str) -> Result<Option<i64>, StoreError> {
+        Ok(on!(&self.db, pool => sqlx::query_scalar("DELETE FROM sessions WHERE token_hash = $1 RETURNING user_id")
             .bind(token_hash)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))?;
-        Ok(())
+            .fetch_optional(pool)
+            .await)?)
+    }
+
+    /// Whether the session `token_hash` of `user_id` is still open (an event stream lives as long).
+    pub async fn session_open(&self, token_hash: &str, user_id: i64) -> Result<bool, StoreError> {
+        let open: i64 = on_read!(&self.db, pool => sqlx::query_scalar(
+            "SELECT COUNT(*) FROM sessions WHERE token_hash = $1 AND user_id = $2 AND expires_at > $3",
+        )
+        .bind(token_hash)
+        .bind(user_id)
+        .bind(now())
+        .fetch_one(pool)
+        .await)?;
+        Ok(open > 0)
     }
 
     /// Every account, with how many sessions it has open.
