@@ -425,7 +425,8 @@ async fn status_marks_unregistered_tools_as_writes() {
     assert_eq!(pause.digest, digest);
     assert!(pause.pending_calls[0].declares_write && !pause.pending_calls[0].tool_registered);
     let refused = h.runtime.approve(&OWNER, first.run_id, ApprovalDecision::approve(&digest)).await;
-    assert!(matches!(refused, Err(runtime::Refusal::ApproverNotPermitted)), "{refused:?}");
+    // Gone is gone, not a permission the approver lacks (issue 55).
+    assert!(matches!(refused, Err(runtime::Refusal::ToolGone { .. })), "{refused:?}");
     // A denial needs no permission and tells the model.
     h.runtime
         .approve(&OWNER, first.run_id, ApprovalDecision::deny(&digest, Some(DenialReason::Variant)))

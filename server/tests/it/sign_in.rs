@@ -97,6 +97,35 @@ async fn a_browser_that_signed_in_before_still_signs_in_when_someone_used_up_the
     server.stop().await;
 }
 
+/// Issue 62: a device cookie vouches for a browser that knew the password; a new password (or a
+/// lock, which sets one nobody knows) forgets every device of the account, so an old cookie counts
+/// as no device at all.
+#[tokio::test]
+async fn a_new_password_forgets_the_devices_that_signed_in_with_the_old_one() {
+    let server = slow_limits(4, "").await;
+    let owner = server.client();
+    assert!(signed_in(login(&owner, "demo", PASSWORD).await));
+    let attacker = server.client();
+    for _ in 0..3 {
+        assert_eq!(login(&attacker, "demo", WRONG).await, 401);
+    }
+    assert_eq!(login(&attacker, "demo", WRONG).await, 429, "the name's attempts are used up");
+    assert!(signed_in(login(&owner, "demo", PASSWORD).await), "the owner's device still gets past");
+
+    let demo = server.store().user_by_name("demo").await.unwrap().unwrap().id;
+    let fresh = "a-fresh-password";
+    server.store().set_password(demo, &server::auth::hash_password(fresh)).await.unwrap();
+    let devices: i64 =
+        db::on!(server.store().db(), pool => sqlx::query_scalar("SELECT COUNT(*) FROM devices WHERE user_id = $1")
+        .bind(demo)
+        .fetch_one(pool)
+        .await)
+        .unwrap();
+    assert_eq!(devices, 0, "the account's devices are forgotten with its sessions");
+    assert_eq!(login(&owner, "demo", fresh).await, 429, "the old cookie is no device any more");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_forwarded_for_from_an_untrusted_peer_does_not_dodge_the_address_limit() {
     // Three attempts a minute per address.
