@@ -27,7 +27,7 @@ pub struct AccountService {
     /// `--smtp-url` is set: the account page says whether mail is sent at all.
     mail_available: bool,
     /// Told when sessions end, so that their open event streams end too.
-    events: Option<crate::events::ConversationEvents>,
+    session_ends: crate::session_watch::SessionEnds,
 }
 
 /// Sign-in attempts per user name and per client address, each a rate per minute (the name's
@@ -96,20 +96,14 @@ impl AccountService {
             attempts: limits,
             session_seconds: auth::SESSION_SECONDS,
             mail_available: false,
-            events: None,
+            session_ends: Default::default(),
         }
     }
 
-    /// Where it says that sessions ended (their streams end with them).
+    /// Where it says that sessions ended (their open streams end with them).
     pub fn with_events(mut self, events: crate::events::ConversationEvents) -> Self {
-        self.events = Some(events);
+        self.session_ends = crate::session_watch::SessionEnds::new(events);
         self
-    }
-
-    fn sessions_ended(&self, user: i64) {
-        if let Some(events) = &self.events {
-            events.sessions_ended(user);
-        }
     }
 
     pub fn with_mail(mut self, available: bool) -> Self {
@@ -201,19 +195,19 @@ impl AuthBackend for AccountService {
         if !self.store.end_session(user.id, handle.trim()).await.map_err(internal)? {
             return Err(AppError::NotFound);
         }
-        self.sessions_ended(user.id);
+        self.session_ends.ended(user.id);
         Ok(())
     }
 
     async fn end_other_sessions(&self, user: &CurrentUser, current_token: &str) -> Result<(), AppError> {
         self.store.end_other_sessions(user.id, &auth::token_hash(current_token)).await.map_err(internal)?;
-        self.sessions_ended(user.id);
+        self.session_ends.ended(user.id);
         Ok(())
     }
 
     async fn logout(&self, session_token: &str) -> Result<(), AppError> {
         if let Some(user) = self.store.delete_session(&auth::token_hash(session_token)).await.map_err(internal)? {
-            self.sessions_ended(user);
+            self.session_ends.ended(user);
         }
         Ok(())
     }

@@ -22,24 +22,18 @@ pub struct AdminService {
     listen: Arc<OnceLock<SocketAddr>>,
     public_origin: Option<String>,
     /// Told when an account's sessions end, so that their open event streams end too.
-    events: Option<crate::events::ConversationEvents>,
+    session_ends: crate::session_watch::SessionEnds,
 }
 
 impl AdminService {
     pub fn new(store: Store) -> AdminService {
-        AdminService { store, listen: Arc::default(), public_origin: None, events: None }
+        AdminService { store, listen: Arc::default(), public_origin: None, session_ends: Default::default() }
     }
 
-    /// Where it says that sessions ended.
+    /// Where it says that sessions ended (their open streams end with them).
     pub fn with_events(mut self, events: crate::events::ConversationEvents) -> AdminService {
-        self.events = Some(events);
+        self.session_ends = crate::session_watch::SessionEnds::new(events);
         self
-    }
-
-    fn sessions_ended(&self, user: i64) {
-        if let Some(events) = &self.events {
-            events.sessions_ended(user);
-        }
     }
 
     pub fn with_webhook_targets(mut self, listen: Arc<OnceLock<SocketAddr>>, public_origin: Option<String>) -> Self {
@@ -168,7 +162,7 @@ impl AdminBackend for AdminService {
         if !self.store.set_password(account, &hash).await.map_err(internal)? {
             return Err(AppError::NotFound);
         }
-        self.sessions_ended(account);
+        self.session_ends.ended(account);
         Ok(())
     }
 
@@ -193,7 +187,7 @@ impl AdminBackend for AdminService {
     async fn end_sessions(&self, user: &CurrentUser, account: i64) -> Result<(), AppError> {
         admin_only(user)?;
         self.store.end_sessions(account).await.map_err(internal)?;
-        self.sessions_ended(account);
+        self.session_ends.ended(account);
         Ok(())
     }
 

@@ -265,19 +265,26 @@ async fn a_tool_that_is_gone_is_refused_as_gone_never_as_a_permission() {
 
     // A question whose turn holds a read that is gone.
     let read = TestTool::read("read_page").arc();
+    let (h, run_id, digest) = asking_beside(read.clone()).await;
+    let h = h.restart(vec![Arc::new(AskChoiceTool)], vec![text("Ok.")]).await;
+    let refused = h.runtime.submit_input(&OWNER, run_id, submission(json!({"answer": "a"}), &digest)).await;
+    assert!(matches!(&refused, Err(Refusal::ToolGone { name }) if name == "read_page"), "{refused:?}");
+    assert_eq!(refused.unwrap_err().code(), "tool_gone");
+    assert_still_waiting(&h, run_id, RunStatus::WaitingForInput, &digest).await;
+    assert_eq!(read.executions(), 0);
+}
+
+/// A harness whose first run waits on a question beside a call of `read` in the same turn.
+async fn asking_beside(read: Arc<TestTool>) -> (Harness, Uuid, String) {
+    let name = runtime::Tool::spec(&*read).name;
     let h = Harness::new(
-        vec![read.clone(), Arc::new(AskChoiceTool)],
-        vec![calls(vec![call("r1", "read_page", json!({})), ask("q1", "Which?", &["a", "b"])]), text("Ok.")],
+        vec![read, Arc::new(AskChoiceTool)],
+        vec![calls(vec![call("r1", &name, json!({})), ask("q1", "Which?", &["a", "b"])]), text("Ok.")],
     )
     .await;
     let result = h.runtime.run(request()).await.unwrap();
     let digest = input_pause(&result).digest;
-    let h = h.restart(vec![Arc::new(AskChoiceTool)], vec![text("Ok.")]).await;
-    let refused = h.runtime.submit_input(&OWNER, result.run_id, submission(json!({"answer": "a"}), &digest)).await;
-    assert!(matches!(&refused, Err(Refusal::ToolGone { name }) if name == "read_page"), "{refused:?}");
-    assert_eq!(refused.unwrap_err().code(), "tool_gone");
-    assert_still_waiting(&h, result.run_id, RunStatus::WaitingForInput, &digest).await;
-    assert_eq!(read.executions(), 0);
+    (h, result.run_id, digest)
 }
 
 #[tokio::test]
@@ -311,13 +318,7 @@ async fn a_decision_and_an_answer_wait_for_a_source_still_listing_its_tools_and_
 
     // The same for an answer whose turn holds a read from the source.
     let read = TestTool::read("late.read_page").arc();
-    let h = Harness::new(
-        vec![read.clone(), Arc::new(AskChoiceTool)],
-        vec![calls(vec![call("r1", "late.read_page", json!({})), ask("q1", "Which?", &["a", "b"])]), text("Ok.")],
-    )
-    .await;
-    let result = h.runtime.run(request()).await.unwrap();
-    let (run_id, digest) = (result.run_id, input_pause(&result).digest);
+    let (h, run_id, digest) = asking_beside(read.clone()).await;
     let source = Arc::new(LateSource::default());
     let h = h.restart_with(with_source(source.clone(), vec![Arc::new(AskChoiceTool)]), vec![text("Ok.")]).await;
     let runtime = h.runtime.clone();
