@@ -40,6 +40,18 @@ async fn attach(server: &TestServer, client: &Client, id: &str) {
     assert_eq!(response.status().as_u16(), 201);
 }
 
+/// A server (`closed_world`: trusting the fetch as closed world) and a conversation that holds a
+/// poisoned file the model has read.
+async fn holding_a_file(closed_world: bool) -> (TestServer, Client, String) {
+    let server = TestServer::start_with_mcp(config(closed_world)).await;
+    let client = server.signed_in("demo").await;
+    wait_for_tool(&client, FETCH).await;
+    let id = client.create_conversation().await;
+    attach(&server, &client, &id).await;
+    say(&client, &id, "Read my notes.").await;
+    (server, client, id)
+}
+
 /// The chat page as the reader gets it, in `language`.
 async fn page(server: &TestServer, client: &Client, id: &str, language: &str) -> String {
     let url = format!("{}/c/{id}", server.base);
@@ -97,12 +109,7 @@ async fn an_open_world_read_waits_for_a_card_once_the_conversation_holds_outside
 
 #[tokio::test]
 async fn a_tool_the_configuration_trusts_as_closed_world_runs_without_a_card() {
-    let server = TestServer::start_with_mcp(config(true)).await;
-    let client = server.signed_in("demo").await;
-    wait_for_tool(&client, FETCH).await;
-    let id = client.create_conversation().await;
-    attach(&server, &client, &id).await;
-    say(&client, &id, "Read my notes.").await;
+    let (server, client, id) = holding_a_file(true).await;
     let conversation = say(&client, &id, &fetch("c.gz")).await;
     assert_eq!(conversation["status"], "idle", "{conversation}");
     assert!(conversation["card"].is_null());
@@ -114,12 +121,7 @@ async fn a_tool_the_configuration_trusts_as_closed_world_runs_without_a_card() {
 /// its card saying where the text could go; the standing approval covers the tool, not that.
 #[tokio::test]
 async fn a_standing_approval_never_skips_the_card_of_a_call_that_could_send_outside_content_out() {
-    let server = TestServer::start_with_mcp(config(false)).await;
-    let client = server.signed_in("demo").await;
-    wait_for_tool(&client, FETCH).await;
-    let id = client.create_conversation().await;
-    attach(&server, &client, &id).await;
-    say(&client, &id, "Read my notes.").await;
+    let (server, client, id) = holding_a_file(false).await;
     let conversation = say(&client, &id, &fetch("a.gz")).await;
     assert_eq!(conversation["status"], "awaiting_approval", "{conversation}");
     assert_eq!(conversation["card"]["always"]["tools"], FETCH, "{conversation}");
