@@ -27,7 +27,7 @@ pub struct AccountService {
     /// `--smtp-url` is set: the account page says whether mail is sent at all.
     mail_available: bool,
     /// Told when sessions end, so that their open event streams end too.
-    session_ends: crate::session_watch::SessionEnds,
+    session_ends: crate::events::SessionEnds,
 }
 
 /// Sign-in attempts per user name and per client address, each a rate per minute (the name's
@@ -102,7 +102,7 @@ impl AccountService {
 
     /// Where it says that sessions ended (their open streams end with them).
     pub fn with_events(mut self, events: crate::events::ConversationEvents) -> Self {
-        self.session_ends = crate::session_watch::SessionEnds::new(events);
+        self.session_ends = crate::events::SessionEnds::new(events);
         self
     }
 

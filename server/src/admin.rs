@@ -22,7 +22,7 @@ pub struct AdminService {
     listen: Arc<OnceLock<SocketAddr>>,
     public_origin: Option<String>,
     /// Told when an account's sessions end, so that their open event streams end too.
-    session_ends: crate::session_watch::SessionEnds,
+    session_ends: crate::events::SessionEnds,
 }
 
 impl AdminService {
@@ -32,7 +32,7 @@ impl AdminService {
 
     /// Where it says that sessions ended (their open streams end with them).
     pub fn with_events(mut self, events: crate::events::ConversationEvents) -> AdminService {
-        self.session_ends = crate::session_watch::SessionEnds::new(events);
+        self.session_ends = crate::events::SessionEnds::new(events);
         self
     }
 

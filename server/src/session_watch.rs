@@ -66,20 +66,3 @@ impl SessionWatch {
         }
     }
 }
-
-/// Where a service that ends sessions says so (`None` in a service built without events).
-#[derive(Clone, Default)]
-pub(crate) struct SessionEnds(Option<crate::events::ConversationEvents>);
-
-impl SessionEnds {
-    pub(crate) fn new(events: crate::events::ConversationEvents) -> SessionEnds {
-        SessionEnds(Some(events))
-    }
-
-    /// Some of `user`'s sessions ended: their streams look whether they still may go on.
-    pub(crate) fn ended(&self, user: i64) {
-        if let Some(events) = &self.0 {
-            events.sessions_ended(user);
-        }
-    }
-}
