@@ -442,8 +442,12 @@ impl Listening {
                     return Some(Event::default().event("piece").data(data.to_string()));
                 }
                 Ok(_) => continue,
-                // Missed some: say "changed" to be safe, the page reloads once.
+                // Missed some: say "changed" to be safe, the page reloads once; and look at the
+                // session, since what was missed may have said it ended.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if !self.watch.open(true).await {
+                        return None;
+                    }
                     return Some(Event::default().event("changed").data(self.id.as_str()));
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,

@@ -144,13 +144,31 @@ impl Reader {
                     }
                 }
                 Ok(Change::Piece(_)) => {}
-                // Missed some: count again to be safe.
-                Err(broadcast::error::RecvError::Lagged(_)) => break,
+                // Missed some: count again to be safe, and look at the session (what was missed
+                // may have said it ended).
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if !self.watch.open(true).await {
+                        return None;
+                    }
+                    break;
+                }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }
         tokio::time::sleep(GATHER).await;
-        while let Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) = self.changes.try_recv() {}
+        // The changes gathered are counted together; a session's end among them is not passed over.
+        let mut look = false;
+        loop {
+            match self.changes.try_recv() {
+                Ok(Change::Changed(payload)) if self.watch.concerns(&payload) => look = true,
+                Ok(_) => {}
+                Err(broadcast::error::TryRecvError::Lagged(_)) => look = true,
+                Err(_) => break,
+            }
+        }
+        if look && !self.watch.open(true).await {
+            return None;
+        }
         Some(())
     }
 

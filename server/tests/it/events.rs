@@ -99,6 +99,9 @@ async fn an_open_stream_ends_with_its_session() {
     let ed = server.signed_in("ed").await;
     let ed_id = server.store().user_by_name("ed").await.unwrap().unwrap().id.to_string();
     let (mut eds, _) = opened(&ed, "/events/user", "waiting").await;
+    // A change ed's stream counts again for (ed reviews others' changes) right before: the end of
+    // the session comes while the stream gathers changes, and must not be gathered away.
+    laptop.call_json("send_message", &[("conversation_id", &id), ("content", "again")]).await;
     let (status, body) =
         laptop.call_json("admin_set_password", &[("account", &ed_id), ("password", "a-fresh-password")]).await;
     assert_eq!(status, 200, "{body}");
