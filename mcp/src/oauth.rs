@@ -333,13 +333,16 @@ async fn client_for(
     vault: Option<&Arc<dyn TokenVault>>,
 ) -> Result<OAuthClientConfig, OAuthFailure> {
     let registration = |error: AuthError| OAuthFailure::new(OAuthProblem::Registration, error);
-    if let Some(client_id) = &oauth.client_id {
-        let mut client = OAuthClientConfig::new(client_id.clone(), redirect_uri).with_scopes(scopes.to_vec());
-        if let Some(secret) = &oauth.client_secret {
-            client = client.with_client_secret(secret.clone());
+    // A client known beforehand (configured, or registered at an earlier Connect), set up as is.
+    let mut known = |client_id: String, secret: Option<String>| {
+        let mut client = OAuthClientConfig::new(client_id, redirect_uri).with_scopes(scopes.to_vec());
+        if let Some(secret) = secret {
+            client = client.with_client_secret(secret);
         }
-        manager.configure_client(client.clone()).map_err(registration)?;
-        return Ok(client);
+        manager.configure_client(client.clone()).map_err(registration).map(|()| client)
+    };
+    if let Some(client_id) = &oauth.client_id {
+        return known(client_id.clone(), oauth.client_secret.clone());
     }
     let here = Pinned::of(found);
     if let Some(vault) = vault {
@@ -349,12 +352,7 @@ async fn client_for(
         });
         let registered = kept.and_then(|text| serde_json::from_str::<Registered>(&text).ok());
         if let Some(registered) = registered.filter(|registered| registered.authorization_server == here) {
-            let mut client = OAuthClientConfig::new(registered.client_id, redirect_uri).with_scopes(scopes.to_vec());
-            if let Some(secret) = registered.client_secret {
-                client = client.with_client_secret(secret);
-            }
-            manager.configure_client(client.clone()).map_err(registration)?;
-            return Ok(client);
+            return known(registered.client_id, registered.client_secret);
         }
     }
     let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
